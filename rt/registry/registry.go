@@ -1,0 +1,129 @@
+package registry
+
+import (
+	"context"
+	"time"
+)
+
+// Key names a deployment of a service: providers and consumers of the same
+// Key see each other; other groups and versions are invisible.
+type Key struct {
+	Service string // full service name, "package.Service"
+	Group   string // "" is the default group
+	Version string // "" is the default version
+}
+
+// String returns "service[group]@version" with empty parts left out.
+func (k Key) String() string {
+	s := k.Service
+	if k.Group != "" {
+		s += "[" + k.Group + "]"
+	}
+	if k.Version != "" {
+		s += "@" + k.Version
+	}
+	return s
+}
+
+// Role says whether an Endpoint serves or calls a service.
+type Role string
+
+// Roles.
+const (
+	Provider Role = "provider"
+	Consumer Role = "consumer"
+)
+
+// Endpoint is one process's presence under a Key: a provider instance that
+// serves calls, or a consumer that makes them (listed by `yrpcc ctl ls`).
+type Endpoint struct {
+	Key  Key  `json:"-"`
+	Role Role `json:"-"`
+	// Addr is "host:port" for a provider; for a consumer, its host and a
+	// unique suffix. Addr identifies the endpoint within Key and Role.
+	Addr string `json:"addr"`
+	// Weight is the provider's relative share of traffic; 0 means 100.
+	Weight int `json:"weight,omitempty"`
+	// App names the deployed application (for per-app limits and ctl ls).
+	App string `json:"app,omitempty"`
+	// Tags are free-form labels used by tag routing ("zone": "hk-1").
+	Tags map[string]string `json:"tags,omitempty"`
+	// StartTime is when the process started serving (for warm-up).
+	StartTime time.Time `json:"start_time"`
+}
+
+// Snapshot is the state of one Key: its live providers and its governance
+// config. Watchers receive whole snapshots, never diffs.
+type Snapshot struct {
+	Key       Key
+	Providers []Endpoint // sorted by Addr
+	Config    Config
+}
+
+// Config is the governance config of one Key, written by operators
+// (`yrpcc ctl`) and watched by providers and consumers. The zero value means
+// no overrides.
+type Config struct {
+	// RateLimit overrides the schema's per-client-IP limit when Rate > 0.
+	RateLimit *RateLimit `json:"rate_limit,omitempty"`
+	// Instances holds per-provider overrides keyed by Endpoint.Addr.
+	Instances map[string]InstanceConfig `json:"instances,omitempty"`
+	// Mocks holds mocks keyed by method name ("Get").
+	Mocks map[string]MockConfig `json:"mocks,omitempty"`
+}
+
+// RateLimit is a token bucket: Rate tokens per second, Burst at most.
+type RateLimit struct {
+	Rate  float64 `json:"rate"`
+	Burst int     `json:"burst"`
+	// PerApp limits each calling app (by the caller's app metadata) instead
+	// of each client IP.
+	PerApp bool `json:"per_app,omitempty"`
+}
+
+// InstanceConfig overrides one provider's settings.
+type InstanceConfig struct {
+	Weight   int  `json:"weight,omitempty"`   // 0 means keep the provider's own
+	Draining bool `json:"draining,omitempty"` // consumers stop sending new calls
+}
+
+// MockConfig is a mock set at run time. It stops applying at Expires (the
+// zero time means never).
+type MockConfig struct {
+	Force   bool      `json:"force,omitempty"` // answer every call; else only failed calls
+	Action  string    `json:"action"`          // "empty", "value" or "fail"
+	Value   []byte    `json:"value,omitempty"` // for "value": the response in wire format
+	Code    string    `json:"code,omitempty"`  // for "fail": an rt code name
+	Message string    `json:"message,omitempty"`
+	Expires time.Time `json:"expires,omitempty"`
+}
+
+// Registry is where providers announce themselves and consumers find them.
+// Implementations: Memory and Static here, zkreg.Registry for ZooKeeper.
+// Methods are safe for concurrent use.
+type Registry interface {
+	// Register announces e until Deregister or Close. Registering the same
+	// Key, Role and Addr again replaces the earlier payload.
+	Register(ctx context.Context, e Endpoint) error
+	// Deregister removes e; removing an unknown endpoint is not an error.
+	Deregister(ctx context.Context, e Endpoint) error
+	// Watch calls fn with the snapshot of key as soon as it is known and
+	// again after every change, serially, from a goroutine of the registry,
+	// until stop is called. A failed or empty listing from the backing store
+	// never replaces a non-empty snapshot with an empty one unless the
+	// providers really left. stop waits for a running fn to return.
+	Watch(key Key, fn func(Snapshot)) (stop func(), err error)
+	// Close deregisters everything this registry registered and stops all
+	// watches.
+	Close() error
+}
+
+// Governor reads and changes governance config. Memory and zkreg.Registry
+// implement it; `yrpcc ctl` uses it.
+type Governor interface {
+	// Config returns the config of key (the zero Config if none is set).
+	Config(ctx context.Context, key Key) (Config, error)
+	// UpdateConfig applies fn to the config of key atomically (retrying on
+	// concurrent writers) and stores the result.
+	UpdateConfig(ctx context.Context, key Key, fn func(*Config) error) error
+}
