@@ -1,0 +1,451 @@
+package rt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/yrpc/yrpc/rt/balance"
+	"github.com/yrpc/yrpc/rt/wire"
+)
+
+// clientConn is one multiplexed connection to a provider. Calls register in
+// pending under a fresh request id, write their frame through the batching
+// writer and wait on their own channel; the single reader goroutine decodes
+// each response straight into the caller's message and wakes it. No
+// goroutine is started per call.
+type clientConn struct {
+	addr string
+	nc   net.Conn
+	w    *connWriter
+	o    *options
+	comp bool   // lz4 negotiated
+	max  uint32 // the server's max frame size
+
+	mu      sync.Mutex
+	pending map[uint32]*callState
+	nextID  uint32
+	err     error // set once the connection is dead
+	goaway  bool  // the server is shutting down: no new calls
+
+	cz        wire.Compressor // used under w's lock
+	lastFrame atomic.Int64    // unix nanos of the last frame read
+	pinged    atomic.Bool
+	done      chan struct{}
+}
+
+// dialConn connects to addr and exchanges prefaces.
+func dialConn(ctx context.Context, addr string, o *options) (*clientConn, error) {
+	nc, err := o.dialer(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(prefaceTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = nc.SetDeadline(deadline)
+	mine := localPreface(o)
+	if _, err := nc.Write(wire.AppendPreface(nil, mine)); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	peer, err := wire.ReadPreface(nc)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	_ = nc.SetDeadline(time.Time{})
+	c := &clientConn{
+		addr: addr, nc: nc, w: newConnWriter(nc), o: o,
+		comp:    mine.Negotiate(peer).Has(wire.FeatureLZ4),
+		max:     peer.MaxFrameSize,
+		pending: make(map[uint32]*callState),
+		done:    make(chan struct{}),
+	}
+	c.lastFrame.Store(time.Now().UnixNano())
+	go c.w.loop()
+	go c.readLoop()
+	return c, nil
+}
+
+// usable reports whether new calls may use the connection.
+func (c *clientConn) usable() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err == nil && !c.goaway
+}
+
+// retire stops new calls on the connection; calls in flight finish.
+func (c *clientConn) retire() {
+	c.mu.Lock()
+	c.goaway = true
+	c.mu.Unlock()
+}
+
+// retiredIdle reports whether the connection is retired and has no calls
+// left, so it can be closed.
+func (c *clientConn) retiredIdle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.goaway && c.err == nil && len(c.pending) == 0
+}
+
+// callState is the per-call record the caller waits on. It is pooled by the
+// Client; done has capacity 1 and receives exactly one value for each call
+// that the reader took out of pending.
+type callState struct {
+	resp  Message
+	err   error
+	done  chan struct{}
+	timer *time.Timer
+	// respMD receives the response metadata when the caller asked for it.
+	wantMD bool
+	respMD MD
+
+	// Used by the call path above the connection.
+	opts   callOptions
+	tried  []int  // indices of providers tried, for the balancer
+	keyBuf []byte // hash key scratch
+	md     MD     // request metadata scratch
+	pick   balance.Info
+	mocked string // how a mock answered, for metrics
+}
+
+// errNotSent marks failures that happened before the request left this
+// process: retrying them cannot execute the call twice.
+type errNotSent struct{ err error }
+
+func (e *errNotSent) Error() string { return e.err.Error() }
+func (e *errNotSent) Unwrap() error { return e.err }
+
+// call sends one request and waits for its response, the context or the
+// deadline (zero: none).
+func (c *clientConn) call(ctx context.Context, deadline time.Time, m *MethodDesc, req, resp Message, md MD, cs *callState) error {
+	h := wire.Header{Type: wire.TypeRequest, Method: m.ID}
+	if m.Oneway {
+		h.Type = wire.TypeOneway
+	}
+	if !deadline.IsZero() {
+		h.Timeout = time.Until(deadline)
+		if h.Timeout <= 0 {
+			return &errNotSent{Errorf(DeadlineExceeded, "%s: deadline exceeded before sending", m.FullName)}
+		}
+	}
+	size := req.Size()
+	if fs := wire.FrameSize(&h, md, size); fs > int(c.max) || fs > c.o.maxFrame {
+		return Errorf(InvalidArgument, "%s: request of %d bytes exceeds the max frame size %d", m.FullName, fs, min(int(c.max), c.o.maxFrame))
+	}
+	c.mu.Lock()
+	if c.err != nil || c.goaway {
+		err := c.err
+		c.mu.Unlock()
+		if err == nil {
+			err = Errorf(Unavailable, "connection to %s is going away", c.addr)
+		}
+		return &errNotSent{err}
+	}
+	c.nextID++
+	if c.nextID == 0 {
+		c.nextID = 1
+	}
+	id := c.nextID
+	h.ID = id
+	if !m.Oneway {
+		cs.resp, cs.err, cs.respMD = resp, nil, nil
+		c.pending[id] = cs
+	}
+	c.mu.Unlock()
+
+	var werr error
+	if c.comp && size >= c.o.compress && c.o.compress > 0 {
+		body := req.MarshalAppend(nil)
+		werr = c.w.write(func(b []byte) []byte { return c.cz.AppendFrame(b, &h, md, body, c.o.compress) })
+	} else {
+		werr = c.w.write(func(b []byte) []byte { return req.MarshalAppend(wire.AppendHeader(b, &h, md, size)) })
+	}
+	if werr != nil {
+		c.fail(werr)
+		if m.Oneway || c.takePending(id) {
+			return &errNotSent{Errorf(Unavailable, "send to %s: %v", c.addr, werr)}
+		}
+		<-cs.done
+		return cs.err
+	}
+	if m.Oneway {
+		return nil
+	}
+
+	var timeout <-chan time.Time
+	if !deadline.IsZero() {
+		if d, ok := ctx.Deadline(); !ok || deadline.Before(d) {
+			if cs.timer == nil {
+				cs.timer = time.NewTimer(time.Until(deadline))
+			} else {
+				cs.timer.Reset(time.Until(deadline))
+			}
+			timeout = cs.timer.C
+			defer cs.timer.Stop()
+		}
+	}
+	select {
+	case <-cs.done:
+		return cs.err
+	case <-ctx.Done():
+		return c.abandon(id, cs, ctxError(ctx.Err(), m))
+	case <-timeout:
+		return c.abandon(id, cs, Errorf(DeadlineExceeded, "%s: deadline exceeded waiting for %s", m.FullName, c.addr))
+	}
+}
+
+func ctxError(err error, m *MethodDesc) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Code: DeadlineExceeded, Message: m.FullName + ": deadline exceeded", Cause: err}
+	}
+	return &Error{Code: Canceled, Message: m.FullName + ": canceled", Cause: err}
+}
+
+// abandon gives up on a call: it tells the server to cancel it, unless the
+// response is already being delivered, in which case it waits for that.
+func (c *clientConn) abandon(id uint32, cs *callState, err error) error {
+	if !c.takePending(id) {
+		<-cs.done
+		return cs.err
+	}
+	_ = c.w.write(func(b []byte) []byte {
+		return wire.AppendFrame(b, &wire.Header{Type: wire.TypeCancel, ID: id}, nil, nil)
+	})
+	return err
+}
+
+// takePending removes id from pending and reports whether it was there.
+func (c *clientConn) takePending(id uint32) bool {
+	c.mu.Lock()
+	_, ok := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	return ok
+}
+
+func (c *clientConn) readLoop() {
+	r := wire.NewReader(c.nc, wire.ReaderOptions{MaxFrameSize: c.o.maxFrame})
+	for {
+		f, err := r.Next()
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.lastFrame.Store(time.Now().UnixNano())
+		switch f.Type {
+		case wire.TypeResponse:
+			c.mu.Lock()
+			cs := c.pending[f.ID]
+			delete(c.pending, f.ID)
+			c.mu.Unlock()
+			if cs == nil {
+				continue // canceled or timed out: the caller is gone
+			}
+			cs.err = c.decode(f, cs)
+			cs.done <- struct{}{}
+			if c.retiredIdle() {
+				c.fail(Errorf(Unavailable, "%s went away", c.addr))
+				return
+			}
+		case wire.TypePing:
+			id := f.ID
+			_ = c.w.write(func(b []byte) []byte {
+				return wire.AppendFrame(b, &wire.Header{Type: wire.TypePong, ID: id}, nil, nil)
+			})
+		case wire.TypePong:
+			c.pinged.Store(false)
+		case wire.TypeGoAway:
+			c.retire()
+			if c.retiredIdle() {
+				c.fail(Errorf(Unavailable, "%s went away", c.addr))
+				return
+			}
+		default:
+			c.fail(fmt.Errorf("rt: unexpected %s frame from server %s", f.Type, c.addr))
+			return
+		}
+	}
+}
+
+// decode turns a response frame into the caller's result.
+func (c *clientConn) decode(f *wire.Frame, cs *callState) error {
+	var md MD
+	if len(f.Metadata) > 0 && (cs.wantMD || f.Status != 0) {
+		kv, err := wire.ParseMetadata(f.Metadata, nil)
+		if err != nil {
+			return Errorf(Internal, "response from %s: bad metadata: %v", c.addr, err)
+		}
+		md = MD(kv)
+		if cs.wantMD {
+			cs.respMD = md
+		}
+	}
+	if f.Status != 0 {
+		e := &Error{Code: Code(f.Status), Message: string(f.Body), Remote: true}
+		if md.Get(mdRefused) != "" {
+			return &errNotSent{e}
+		}
+		return e
+	}
+	if err := cs.resp.Unmarshal(f.Body); err != nil {
+		return &Error{Code: Internal, Message: fmt.Sprintf("decode response from %s: %v", c.addr, err), Cause: err}
+	}
+	return nil
+}
+
+// fail marks the connection dead, closes it and fails every pending call
+// with Unavailable.
+func (c *clientConn) fail(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		err = Errorf(Unavailable, "connection to %s closed", c.addr)
+	} else if CodeOf(err) == Unknown {
+		err = &Error{Code: Unavailable, Message: fmt.Sprintf("connection to %s failed: %v", c.addr, err), Cause: err}
+	}
+	c.err = err
+	pending := c.pending
+	c.pending = map[uint32]*callState{}
+	c.mu.Unlock()
+	c.w.close(err)
+	c.nc.Close()
+	close(c.done)
+	for _, cs := range pending {
+		cs.err = err
+		cs.done <- struct{}{}
+	}
+}
+
+// heartbeat pings an idle connection and fails it when the server stays
+// silent for three intervals.
+func (c *clientConn) heartbeat(now time.Time, every time.Duration) {
+	silent := now.Sub(time.Unix(0, c.lastFrame.Load()))
+	switch {
+	case silent > 3*every:
+		c.fail(Errorf(Unavailable, "%s silent for %v", c.addr, silent.Round(time.Millisecond)))
+	case silent >= every && !c.pinged.Load():
+		c.pinged.Store(true)
+		_ = c.w.write(func(b []byte) []byte {
+			return wire.AppendFrame(b, &wire.Header{Type: wire.TypePing, ID: 1}, nil, nil)
+		})
+	}
+}
+
+// connPool holds the connections to one address: dialed lazily, redialed
+// with backoff after failures.
+type connPool struct {
+	addr  string
+	o     *options
+	next  atomic.Uint32
+	slots []connSlot
+}
+
+type connSlot struct {
+	mu      sync.Mutex
+	conn    *clientConn
+	dialing chan struct{} // closed when the dial in progress ends
+	lastErr error
+	retryAt time.Time
+	backoff time.Duration
+}
+
+func newConnPool(addr string, o *options) *connPool {
+	return &connPool{addr: addr, o: o, slots: make([]connSlot, o.poolSize)}
+}
+
+const (
+	minRedial = 50 * time.Millisecond
+	maxRedial = 5 * time.Second
+)
+
+// get returns a usable connection, dialing if needed. While a redial is
+// backing off it fails at once, so the caller can try another instance.
+func (p *connPool) get(ctx context.Context) (*clientConn, error) {
+	s := &p.slots[0]
+	if len(p.slots) > 1 {
+		s = &p.slots[p.next.Add(1)%uint32(len(p.slots))]
+	}
+	for {
+		s.mu.Lock()
+		if c := s.conn; c != nil && c.usable() {
+			s.mu.Unlock()
+			return c, nil
+		}
+		if s.dialing != nil {
+			ch := s.dialing
+			s.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, &errNotSent{ctxErr(ctx.Err())}
+			}
+		}
+		if now := p.o.clock.Now(); now.Before(s.retryAt) {
+			err := s.lastErr
+			s.mu.Unlock()
+			return nil, &errNotSent{Errorf(Unavailable, "connect to %s: %v (next try in %v)", p.addr, err, s.retryAt.Sub(now).Round(time.Millisecond))}
+		}
+		ch := make(chan struct{})
+		s.dialing = ch
+		s.mu.Unlock()
+
+		c, err := dialConn(ctx, p.addr, p.o)
+
+		s.mu.Lock()
+		s.dialing = nil
+		close(ch)
+		if err != nil {
+			s.backoff = min(max(2*s.backoff, minRedial), maxRedial)
+			s.lastErr, s.retryAt = err, p.o.clock.Now().Add(s.backoff)
+			s.mu.Unlock()
+			return nil, &errNotSent{&Error{Code: Unavailable, Message: fmt.Sprintf("connect to %s: %v", p.addr, err), Cause: err}}
+		}
+		if old := s.conn; old != nil {
+			old.retire()
+			if old.retiredIdle() {
+				old.fail(Errorf(Unavailable, "connection to %s replaced", p.addr))
+			}
+		}
+		s.conn, s.backoff, s.lastErr = c, 0, nil
+		s.mu.Unlock()
+		return c, nil
+	}
+}
+
+func ctxErr(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Code: DeadlineExceeded, Message: "deadline exceeded", Cause: err}
+	}
+	return &Error{Code: Canceled, Message: "canceled", Cause: err}
+}
+
+// each calls f for every live connection.
+func (p *connPool) each(f func(*clientConn)) {
+	for i := range p.slots {
+		s := &p.slots[i]
+		s.mu.Lock()
+		c := s.conn
+		s.mu.Unlock()
+		if c != nil {
+			f(c)
+		}
+	}
+}
+
+// close fails every connection of the pool.
+func (p *connPool) close(err error) {
+	p.each(func(c *clientConn) { c.fail(err) })
+}

@@ -1,0 +1,254 @@
+package rt_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/memnet"
+	"github.com/yrpc/yrpc/rt/metrics"
+	"github.com/yrpc/yrpc/rt/registry"
+)
+
+// fakeClock is a clock that moves only when told to.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// countObserver counts attempts and calls.
+type countObserver struct {
+	attempts, calls atomic.Int64
+	mu              sync.Mutex
+	byInstance      map[string]int
+}
+
+func (o *countObserver) Observe(e metrics.Event) {
+	if e.Attempt == 0 {
+		o.calls.Add(1)
+		return
+	}
+	o.attempts.Add(1)
+	o.mu.Lock()
+	if o.byInstance == nil {
+		o.byInstance = map[string]int{}
+	}
+	o.byInstance[e.Instance]++
+	o.mu.Unlock()
+}
+
+// cluster is n providers of the test service on an in-memory network, all
+// registered in one Memory registry, and a client.
+type cluster struct {
+	t     *testing.T
+	net   *memnet.Network
+	reg   *registry.Memory
+	impls []*testImpl
+	srvs  []*rt.Server
+	done  []chan error
+	cli   *rt.Client
+	obs   *countObserver
+	clock *fakeClock
+}
+
+func newCluster(t *testing.T, n int, cliOpts ...rt.Option) *cluster {
+	t.Helper()
+	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+	c := &cluster{t: t, net: memnet.New(), reg: registry.NewMemory(), obs: &countObserver{}, clock: newFakeClock()}
+	for i := 0; i < n; i++ {
+		c.impls = append(c.impls, newTestImpl())
+		c.srvs = append(c.srvs, nil)
+		c.done = append(c.done, nil)
+		c.start(i)
+		// Registered by the test, not the server, so that killing a
+		// server leaves its entry behind, as a crashed process does until
+		// its session expires.
+		if err := c.reg.Register(context.Background(), registry.Endpoint{
+			Key: registry.Key{Service: testDesc.Name}, Role: registry.Provider, Addr: c.addr(i), Weight: 100,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := append([]rt.Option{rt.WithRegistry(c.reg.Conn()), rt.WithDialer(c.net.Dial), rt.WithObserver(c.obs), rt.WithClock(c.clock)}, cliOpts...)
+	cli, err := rt.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.cli = cli
+	t.Cleanup(func() {
+		cli.Close()
+		for i := range c.srvs {
+			c.kill(i)
+		}
+		c.reg.Close()
+	})
+	return c
+}
+
+func (c *cluster) addr(i int) string { return fmt.Sprintf("provider-%d:9000", i) }
+
+func (c *cluster) start(i int) {
+	lis, err := c.net.Listen(c.addr(i))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	srv := rt.NewServer()
+	srv.RegisterService(&testDesc, c.impls[i])
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), lis) }()
+	c.srvs[i], c.done[i] = srv, done
+}
+
+// kill stops provider i at once, leaving its registry entry.
+func (c *cluster) kill(i int) {
+	if c.srvs[i] == nil {
+		return
+	}
+	c.srvs[i].Close()
+	<-c.done[i]
+	c.srvs[i] = nil
+}
+
+func (c *cluster) executions() int64 {
+	var n int64
+	for _, impl := range c.impls {
+		n += impl.calls.Load()
+	}
+	return n
+}
+
+func TestFailoverWithOneDeadProvider(t *testing.T) {
+	c := newCluster(t, 3)
+	ctx := ctxT(t)
+	// Warm every connection, then kill one provider.
+	for i := 0; i < 30; i++ {
+		if _, err := call(ctx, c.cli, &testDesc, 2, "warm"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.kill(1)
+	before := c.obs.attempts.Load()
+	const calls = 10_000
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < 10; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < calls/10; i++ {
+				if _, err := call(ctx, c.cli, &testDesc, 2, "x"); err != nil {
+					failed.Add(1)
+					t.Errorf("call failed: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	attempts := c.obs.attempts.Load() - before
+	t.Logf("%d calls, %d attempts (%d to the dead provider)", calls, attempts, c.obs.byInstance[c.addr(1)])
+	if failed.Load() > 0 {
+		t.Fatalf("%d idempotent calls failed with one provider dead", failed.Load())
+	}
+	// Budget: 10 % of the calls plus a floor of 10/s over the window.
+	if limit := int64(calls + calls/10 + 100); attempts > limit {
+		t.Fatalf("%d attempts for %d calls, over the retry budget (%d)", attempts, calls, limit)
+	}
+}
+
+func TestNonIdempotentNeverSentTwice(t *testing.T) {
+	c := newCluster(t, 3)
+	ctx := ctxT(t)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := call(ctx, c.cli, &testDesc, 0, "sleep")
+		errc <- err
+	}()
+	// Find the provider running the call and kill it mid-call.
+	var victim int
+	select {
+	case <-c.impls[0].started:
+		victim = 0
+	case <-c.impls[1].started:
+		victim = 1
+	case <-c.impls[2].started:
+		victim = 2
+	case <-time.After(5 * time.Second):
+		t.Fatal("call never started")
+	}
+	c.kill(victim)
+	if err := <-errc; rt.CodeOf(err) != rt.Unavailable {
+		t.Fatalf("err = %v, want Unavailable", err)
+	}
+	if n := c.executions(); n != 1 {
+		t.Fatalf("non-idempotent call executed %d times, want 1", n)
+	}
+}
+
+func TestAllDeadFailFastThenRecover(t *testing.T) {
+	c := newCluster(t, 3)
+	ctx := ctxT(t)
+	for i := 0; i < 30; i++ {
+		if _, err := call(ctx, c.cli, &testDesc, 2, "warm"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range c.srvs {
+		c.kill(i)
+	}
+	// Trip every breaker.
+	for i := 0; i < 100; i++ {
+		if _, err := call(ctx, c.cli, &testDesc, 2, "x"); rt.CodeOf(err) != rt.Unavailable {
+			t.Fatalf("call %d with all providers dead: %v, want Unavailable", i, err)
+		}
+	}
+	// Now calls fail fast: no attempt leaves the client (the time it
+	// takes is measured by BenchmarkFailFast).
+	attempts := c.obs.attempts.Load()
+	const n = 200
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		_, err := call(ctx, c.cli, &testDesc, 2, "x")
+		if rt.CodeOf(err) != rt.Unavailable {
+			t.Fatalf("err = %v, want Unavailable", err)
+		}
+	}
+	t.Logf("fail-fast call with every breaker open: %v", time.Since(start)/n)
+	if extra := c.obs.attempts.Load() - attempts; extra != 0 {
+		t.Fatalf("%d attempts reached providers whose breakers are open", extra)
+	}
+	// Providers come back; after the breakers' open period they recover.
+	for i := range c.srvs {
+		c.start(i)
+	}
+	c.clock.Advance(time.Minute)
+	ok := 0
+	for i := 0; i < 50; i++ {
+		if _, err := call(ctx, c.cli, &testDesc, 2, "back"); err == nil {
+			ok++
+		}
+	}
+	if ok < 45 {
+		t.Fatalf("only %d of 50 calls succeeded after the providers returned", ok)
+	}
+}

@@ -1,0 +1,381 @@
+package rt_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/memnet"
+	"github.com/yrpc/yrpc/rt/wire"
+)
+
+// env is a server on loopback TCP and a client calling it.
+type env struct {
+	t    *testing.T
+	impl *testImpl
+	srv  *rt.Server
+	lis  net.Listener
+	cli  *rt.Client
+	done chan error
+}
+
+func newEnv(t *testing.T, srvOpts []rt.Option, cliOpts ...rt.Option) *env {
+	t.Helper()
+	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+	e := &env{t: t, impl: newTestImpl(), done: make(chan error, 1)}
+	e.srv = rt.NewServer(srvOpts...)
+	e.srv.RegisterService(&testDesc, e.impl)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.lis = lis
+	go func() { e.done <- e.srv.Serve(context.Background(), lis) }()
+	e.cli, err = rt.NewClient(append([]rt.Option{rt.WithAddrs(lis.Addr().String())}, cliOpts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.cli.Close()
+		e.srv.Close()
+		if err := <-e.done; !errors.Is(err, rt.ErrServerClosed) {
+			t.Errorf("Serve returned %v, want ErrServerClosed", err)
+		}
+	})
+	return e
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestUnary(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, s := range []string{"hello", "", strings.Repeat("x", 100_000)} {
+		got, err := call(ctxT(t), e.cli, &testDesc, 0, s)
+		if err != nil || got != s {
+			t.Fatalf("Echo(%d bytes) = %d bytes, %v", len(s), len(got), err)
+		}
+	}
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	e := newEnv(t, nil)
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for g := 0; g < 50; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
+				s := strings.Repeat("a", g*10+i)
+				if got, err := call(ctxT(t), e.cli, &testDesc, 0, s); err != nil || got != s {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := failed.Load(); n != 0 {
+		t.Fatalf("%d of 5000 concurrent calls failed", n)
+	}
+}
+
+func TestOneway(t *testing.T) {
+	e := newEnv(t, nil)
+	if err := e.cli.Invoke(ctxT(t), &testDesc, 1, &msg{S: "ping"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-e.impl.oneways:
+		if got != "ping" {
+			t.Fatalf("oneway got %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("oneway call never reached the handler")
+	}
+}
+
+func TestMetadataBothWays(t *testing.T) {
+	e := newEnv(t, nil)
+	var md rt.MD
+	ctx := rt.WithMetadata(ctxT(t), "k", "v1")
+	if _, err := call(ctx, e.cli, &testDesc, 0, "md", rt.ResponseMetadata(&md)); err != nil {
+		t.Fatal(err)
+	}
+	if got := md.Get("echo"); got != "v1" {
+		t.Fatalf("response metadata echo = %q, want v1 (md %v)", got, md)
+	}
+}
+
+func TestPeerAddr(t *testing.T) {
+	e := newEnv(t, nil)
+	got, err := call(ctxT(t), e.cli, &testDesc, 0, "peer")
+	if err != nil || !strings.HasPrefix(got, "127.0.0.1:") {
+		t.Fatalf("peer = %q, %v", got, err)
+	}
+}
+
+func TestHandlerErrors(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, tc := range []struct {
+		req  string
+		code rt.Code
+		msg  string
+	}{
+		{"fail:5:no such user", rt.NotFound, "no such user"},
+		{"fail:3:bad name", rt.InvalidArgument, "bad name"},
+		{"panic", rt.Internal, "test.Echo/Echo: handler panicked"},
+		{"bad request", rt.InvalidArgument, "decode request"},
+	} {
+		_, err := call(ctxT(t), e.cli, &testDesc, 0, tc.req)
+		var re *rt.Error
+		if !errors.As(err, &re) || re.Code != tc.code || !strings.Contains(re.Message, tc.msg) || !re.Remote {
+			t.Errorf("%q: err = %v, want remote %v containing %q", tc.req, err, tc.code, tc.msg)
+		}
+		if !errors.Is(err, &rt.Error{Code: tc.code}) {
+			t.Errorf("%q: errors.Is(err, code %v) is false", tc.req, tc.code)
+		}
+	}
+}
+
+func TestUnknownMethod(t *testing.T) {
+	e := newEnv(t, nil)
+	_, err := call(ctxT(t), e.cli, &unknownDesc, 0, "x")
+	if rt.CodeOf(err) != rt.Unimplemented {
+		t.Fatalf("err = %v, want Unimplemented", err)
+	}
+}
+
+func TestServerDeadline(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(ctxT(t), 100*time.Millisecond)
+	defer cancel()
+	_, err := call(ctx, e.cli, &testDesc, 0, "sleep")
+	if rt.CodeOf(err) != rt.DeadlineExceeded {
+		t.Fatalf("err = %v, want DeadlineExceeded", err)
+	}
+	select {
+	case herr := <-e.impl.ended:
+		if !errors.Is(herr, context.DeadlineExceeded) && !errors.Is(herr, context.Canceled) {
+			t.Fatalf("handler ctx ended with %v", herr)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("handler context never ended")
+	}
+}
+
+func TestCallTimeoutOption(t *testing.T) {
+	e := newEnv(t, nil)
+	_, err := call(ctxT(t), e.cli, &testDesc, 0, "sleep", rt.WithCallTimeout(50*time.Millisecond))
+	if rt.CodeOf(err) != rt.DeadlineExceeded {
+		t.Fatalf("err = %v, want DeadlineExceeded", err)
+	}
+	<-e.impl.ended
+}
+
+func TestCancelReachesHandler(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithCancel(ctxT(t))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := call(ctx, e.cli, &testDesc, 0, "sleep")
+		errc <- err
+	}()
+	<-e.impl.started
+	cancel()
+	if err := <-errc; rt.CodeOf(err) != rt.Canceled {
+		t.Fatalf("caller err = %v, want Canceled", err)
+	}
+	select {
+	case herr := <-e.impl.ended:
+		if !errors.Is(herr, context.Canceled) {
+			t.Fatalf("handler ctx ended with %v, want Canceled", herr)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancellation never reached the handler")
+	}
+}
+
+func TestOversizedFrame(t *testing.T) {
+	e := newEnv(t, []rt.Option{rt.WithMaxFrameSize(64 << 10)})
+	// The client learns the server's limit from the preface and refuses
+	// locally with a clear error.
+	_, err := call(ctxT(t), e.cli, &testDesc, 0, strings.Repeat("x", 100<<10))
+	if rt.CodeOf(err) != rt.InvalidArgument || !strings.Contains(err.Error(), "max frame size") {
+		t.Fatalf("err = %v, want InvalidArgument about the max frame size", err)
+	}
+	// A raw connection that sends one anyway is closed; others go on.
+	raw := rawConn(t, e.lis.Addr().String())
+	raw.Write(wire.AppendHeader(nil, &wire.Header{Type: wire.TypeRequest, ID: 1, Method: 0x1001}, nil, 1<<20))
+	expectClosed(t, raw)
+	if got, err := call(ctxT(t), e.cli, &testDesc, 0, "still here"); err != nil || got != "still here" {
+		t.Fatalf("after a bad peer: %q, %v", got, err)
+	}
+}
+
+func TestGarbageClosesOnlyThatConnection(t *testing.T) {
+	e := newEnv(t, nil)
+	if _, err := call(ctxT(t), e.cli, &testDesc, 0, "warm"); err != nil {
+		t.Fatal(err)
+	}
+	raw := rawConn(t, e.lis.Addr().String())
+	raw.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\ngarbage garbage garbage"))
+	expectClosed(t, raw)
+
+	garbage, err := net.Dial("tcp", e.lis.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer garbage.Close()
+	garbage.Write([]byte("not a preface at all, definitely not"))
+	expectClosed(t, garbage)
+	if got, err := call(ctxT(t), e.cli, &testDesc, 0, "fine"); err != nil || got != "fine" {
+		t.Fatalf("after garbage: %q, %v", got, err)
+	}
+}
+
+// rawConn dials addr and completes the preface exchange.
+func rawConn(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.Write(wire.AppendPreface(nil, wire.Preface{Version: wire.Version, MaxFrameSize: 1 << 20}))
+	buf := make([]byte, wire.PrefaceLen)
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := readFull(c, buf); err != nil {
+		t.Fatalf("server preface: %v", err)
+	}
+	return c
+}
+
+func readFull(c net.Conn, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := c.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func expectClosed(t *testing.T, c net.Conn) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 4096)
+	for {
+		_, err := c.Read(buf)
+		if err == nil {
+			continue
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatal("server did not close the bad connection")
+		}
+		return
+	}
+}
+
+func TestServerKilledMidCall(t *testing.T) {
+	e := newEnv(t, nil)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := call(ctxT(t), e.cli, &testDesc, 0, "sleep")
+		errc <- err
+	}()
+	<-e.impl.started
+	start := time.Now()
+	e.srv.Close()
+	select {
+	case err := <-errc:
+		if rt.CodeOf(err) != rt.Unavailable {
+			t.Fatalf("err = %v, want Unavailable", err)
+		}
+		t.Logf("caller saw %v after %v", err, time.Since(start))
+	case <-time.After(5 * time.Second):
+		t.Fatal("caller hangs after the server died")
+	}
+	<-e.impl.ended
+}
+
+func TestGracefulShutdownUnderLoad(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, stop := context.WithCancel(context.Background())
+	var ok, failed atomic.Int64
+	warm := make(chan struct{})
+	var warmOnce sync.Once
+	var wg sync.WaitGroup
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				_, err := call(ctxT(t), e.cli, &testDesc, 0, "delay:2ms")
+				switch {
+				case err == nil:
+					if ok.Add(1) == 200 {
+						warmOnce.Do(func() { close(warm) })
+					}
+				case rt.CodeOf(err) == rt.Unavailable && ok.Load() > 0:
+					// After shutdown the only provider is gone: the
+					// caller stops, as a real one would fail over.
+					return
+				default:
+					failed.Add(1)
+					t.Errorf("call failed during graceful shutdown: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	<-warm
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.srv.Shutdown(sctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	stop()
+	wg.Wait()
+	if failed.Load() != 0 {
+		t.Fatalf("%d calls failed during shutdown (%d ok)", failed.Load(), ok.Load())
+	}
+	t.Logf("%d calls ok during graceful shutdown", ok.Load())
+}
+
+func TestMemnet(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	n := memnet.New()
+	lis, err := n.Listen("provider:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := rt.NewServer()
+	srv.RegisterService(&testDesc, newTestImpl())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), lis) }()
+	cli, err := rt.NewClient(rt.WithAddrs("provider:1"), rt.WithDialer(n.Dial))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := call(ctxT(t), cli, &testDesc, 0, "in memory"); err != nil || got != "in memory" {
+		t.Fatalf("%q, %v", got, err)
+	}
+	cli.Close()
+	srv.Close()
+	<-done
+}

@@ -1,0 +1,135 @@
+package rt_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/yrpc/yrpc/rt"
+)
+
+// msg is a hand-written message for transport tests: its wire form is the
+// raw bytes of S.
+type msg struct{ S string }
+
+func (m *msg) Size() int                     { return len(m.S) }
+func (m *msg) MarshalAppend(b []byte) []byte { return append(b, m.S...) }
+func (m *msg) Unmarshal(b []byte) error {
+	if strings.HasPrefix(string(b), "bad") {
+		return errors.New("bad input")
+	}
+	m.S = string(b)
+	return nil
+}
+
+// testImpl implements the test service; each method's behaviour depends on
+// the request: "sleep" waits for the context, "fail:CODE:msg" fails,
+// "panic" panics, anything else echoes.
+type testImpl struct {
+	calls   atomic.Int64
+	oneways chan string
+	started chan struct{}
+	ended   chan error
+}
+
+func newTestImpl() *testImpl {
+	return &testImpl{oneways: make(chan string, 100), started: make(chan struct{}, 100), ended: make(chan error, 100)}
+}
+
+func (t *testImpl) echo(ctx context.Context, req *msg) (*msg, error) {
+	t.calls.Add(1)
+	switch {
+	case req.S == "sleep":
+		t.started <- struct{}{}
+		<-ctx.Done()
+		t.ended <- ctx.Err()
+		return nil, ctx.Err()
+	case strings.HasPrefix(req.S, "fail:"):
+		parts := strings.SplitN(req.S, ":", 3)
+		n, _ := strconv.Atoi(parts[1])
+		return nil, &rt.Error{Code: rt.Code(n), Message: parts[2]}
+	case req.S == "panic":
+		panic("boom")
+	case req.S == "md":
+		rt.SetResponseMetadata(ctx, "echo", rt.IncomingMetadata(ctx).Get("k"))
+		return &msg{S: "md"}, nil
+	case req.S == "peer":
+		return &msg{S: rt.PeerAddr(ctx).String()}, nil
+	case strings.HasPrefix(req.S, "delay:"):
+		d, _ := time.ParseDuration(strings.TrimPrefix(req.S, "delay:"))
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return req, nil
+	}
+	return req, nil
+}
+
+func (t *testImpl) fire(ctx context.Context, req *msg) error {
+	t.oneways <- req.S
+	return nil
+}
+
+var testDesc = rt.ServiceDesc{
+	Name: "test.Echo",
+	Methods: []rt.MethodDesc{
+		{
+			Name: "Echo", FullName: "test.Echo/Echo", ID: 0x1001,
+			NewRequest:  func() rt.Message { return new(msg) },
+			NewResponse: func() rt.Message { return new(msg) },
+			Handle: func(impl any, ctx context.Context, req rt.Message) (rt.Message, error) {
+				return impl.(*testImpl).echo(ctx, req.(*msg))
+			},
+			HashKey: func(req rt.Message, dst []byte) []byte { return append(dst, req.(*msg).S...) },
+		},
+		{
+			Name: "Fire", FullName: "test.Echo/Fire", ID: 0x1002, Oneway: true,
+			NewRequest: func() rt.Message { return new(msg) },
+			Handle: func(impl any, ctx context.Context, req rt.Message) (rt.Message, error) {
+				return nil, impl.(*testImpl).fire(ctx, req.(*msg))
+			},
+		},
+		{
+			Name: "Retry", FullName: "test.Echo/Retry", ID: 0x1003,
+			Policy:      rt.MethodPolicy{Idempotent: true, Retry: rt.RetryPolicy{Tries: 3}},
+			NewRequest:  func() rt.Message { return new(msg) },
+			NewResponse: func() rt.Message { return new(msg) },
+			Handle: func(impl any, ctx context.Context, req rt.Message) (rt.Message, error) {
+				return impl.(*testImpl).echo(ctx, req.(*msg))
+			},
+		},
+	},
+	MethodIndex: func(id uint32) int {
+		switch id {
+		case 0x1001:
+			return 0
+		case 0x1002:
+			return 1
+		case 0x1003:
+			return 2
+		}
+		return -1
+	},
+}
+
+// unknownDesc has a method the server does not know.
+var unknownDesc = rt.ServiceDesc{
+	Name: "test.Echo",
+	Methods: []rt.MethodDesc{{
+		Name: "Nope", FullName: "test.Echo/Nope", ID: 0x9999,
+		NewRequest:  func() rt.Message { return new(msg) },
+		NewResponse: func() rt.Message { return new(msg) },
+	}},
+	MethodIndex: func(id uint32) int { return map[bool]int{true: 0, false: -1}[id == 0x9999] },
+}
+
+func call(ctx context.Context, c *rt.Client, sd *rt.ServiceDesc, m int, s string, opts ...rt.CallOption) (string, error) {
+	var resp msg
+	err := c.Invoke(ctx, sd, m, &msg{S: s}, &resp, opts...)
+	return resp.S, err
+}

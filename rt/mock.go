@@ -1,0 +1,106 @@
+package rt
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/yrpc/yrpc/rt/registry"
+)
+
+// mockRule is a mock set in the governance config, valid until expires.
+type mockRule struct {
+	policy  MockPolicy
+	value   []byte // for MockReturnValue: the response in wire format
+	expires time.Time
+	set     bool
+}
+
+// buildMocks turns the config's mocks into rules by method index.
+func buildMocks(sd *ServiceDesc, cfg registry.Config, log *slog.Logger) []mockRule {
+	if len(cfg.Mocks) == 0 {
+		return nil
+	}
+	rules := make([]mockRule, len(sd.Methods))
+	for name, mc := range cfg.Mocks {
+		i := -1
+		for j := range sd.Methods {
+			if sd.Methods[j].Name == name {
+				i = j
+			}
+		}
+		if i < 0 {
+			log.Warn("rt: mock for unknown method ignored", "service", sd.Name, "method", name)
+			continue
+		}
+		r := mockRule{set: true, expires: mc.Expires, value: mc.Value}
+		r.policy.Mode = MockOnFailure
+		if mc.Force {
+			r.policy.Mode = MockForce
+		}
+		switch mc.Action {
+		case "empty", "":
+			r.policy.Action = MockReturnEmpty
+		case "value":
+			r.policy.Action = MockReturnValue
+		case "fail":
+			code, err := ParseCode(mc.Code)
+			if err != nil {
+				log.Warn("rt: mock with bad code ignored", "service", sd.Name, "method", name, "code", mc.Code)
+				continue
+			}
+			r.policy.Action, r.policy.Code, r.policy.Message = MockFail, code, mc.Message
+		default:
+			log.Warn("rt: mock with unknown action ignored", "service", sd.Name, "method", name, "action", mc.Action)
+			continue
+		}
+		rules[i] = r
+	}
+	return rules
+}
+
+// mock returns the mock in force for method i: the config's while it has
+// not expired, else the schema's.
+func (v *svcView) mock(i int, m *MethodDesc, now time.Time) MockPolicy {
+	if i < len(v.mocks) {
+		if r := &v.mocks[i]; r.set && (r.expires.IsZero() || now.Before(r.expires)) {
+			p := r.policy
+			if p.Action == MockReturnValue {
+				val := r.value
+				p.Value = func() Message {
+					msg := m.NewResponse()
+					if err := msg.Unmarshal(val); err != nil {
+						return m.NewResponse()
+					}
+					return msg
+				}
+			}
+			return p
+		}
+	}
+	return m.Policy.Mock
+}
+
+// applyMock answers a call with a mock. The answer carries the response
+// metadata "yrpc-mock" = how ("forced" or "fallback") so that interceptors
+// and metrics can tell it from a real one.
+func applyMock(p MockPolicy, m *MethodDesc, resp Message, cs *callState, how string) error {
+	cs.mocked = how
+	if cs.opts.respMD != nil {
+		*cs.opts.respMD = MD{MDMock, how}
+	}
+	switch p.Action {
+	case MockFail:
+		return &Error{Code: p.Code, Message: p.Message + " (mock)"}
+	case MockReturnValue:
+		if resp != nil && p.Value != nil {
+			return copyMessage(resp, p.Value())
+		}
+	}
+	if resp != nil {
+		_ = resp.Unmarshal(nil)
+	}
+	return nil
+}
+
+// MDMock is the response metadata key that marks mocked answers.
+const MDMock = "yrpc-mock"

@@ -1,0 +1,469 @@
+package rt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/yrpc/yrpc/rt/registry"
+)
+
+// ErrServerClosed is returned by Serve after Shutdown or Close.
+var ErrServerClosed = errors.New("rt: server closed")
+
+// Server serves generated services over yrpc connections. Register services
+// with the generated Register functions, then call Serve. The zero value is
+// not usable; use NewServer. Methods are safe for concurrent use.
+type Server struct {
+	o options
+
+	mu        sync.Mutex
+	services  []*serviceEntry // fixed once serving starts
+	regErr    error
+	serving   bool
+	listeners map[net.Listener]struct{}
+	conns     map[*serverConn]struct{}
+	endpoints []registry.Endpoint
+	watches   []func()
+	closed    bool
+	ticking   bool
+
+	closing  atomic.Bool // refuse new calls with Unavailable
+	goaway   atomic.Bool // GOAWAY sent: listeners closed
+	inflight atomic.Int64
+	drained  chan struct{} // signalled when inflight drops to 0 while closing
+	done     chan struct{} // closed by Close
+	epoch    atomic.Int64  // heartbeat ticks, for idle detection
+	wg       sync.WaitGroup
+	workers  workerPool
+}
+
+type serviceEntry struct {
+	sd      *ServiceDesc
+	impl    any
+	key     registry.Key
+	methods []methodEntry
+	limit   atomic.Pointer[callLimiter] // nil: no limit
+}
+
+type methodEntry struct {
+	info    CallInfo
+	handler Handler
+}
+
+// NewServer returns a server configured by opts.
+func NewServer(opts ...Option) *Server {
+	s := &Server{
+		o:         defaultOptions(opts),
+		listeners: make(map[net.Listener]struct{}),
+		conns:     make(map[*serverConn]struct{}),
+		drained:   make(chan struct{}, 1),
+		done:      make(chan struct{}),
+	}
+	s.workers.max = 4096
+	return s
+}
+
+// RegisterService registers impl as the implementation of sd. Generated
+// Register functions call it. Errors (registering after Serve, a duplicate
+// service, a method ID that another service uses too) are returned by Serve.
+func (s *Server) RegisterService(sd *ServiceDesc, impl any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.register(sd, impl); err != nil && s.regErr == nil {
+		s.regErr = err
+	}
+}
+
+func (s *Server) register(sd *ServiceDesc, impl any) error {
+	switch {
+	case s.serving:
+		return fmt.Errorf("rt: register %q: server already serving", sd.Name)
+	case impl == nil:
+		return fmt.Errorf("rt: register %q: nil implementation", sd.Name)
+	}
+	for _, se := range s.services {
+		if se.sd.Name == sd.Name {
+			return fmt.Errorf("rt: service %q registered twice", sd.Name)
+		}
+		for i := range sd.Methods {
+			if se.sd.MethodIndex(sd.Methods[i].ID) >= 0 {
+				return fmt.Errorf("rt: method %q of service %q has the ID %#x of a method of %q", sd.Methods[i].Name, sd.Name, sd.Methods[i].ID, se.sd.Name)
+			}
+		}
+	}
+	group, version := sd.Group, sd.Version
+	if s.o.group != "" || s.o.version != "" {
+		group, version = s.o.group, s.o.version
+	}
+	se := &serviceEntry{sd: sd, impl: impl, key: registry.Key{Service: sd.Name, Group: group, Version: version}}
+	se.methods = make([]methodEntry, len(sd.Methods))
+	for i := range sd.Methods {
+		me := &se.methods[i]
+		me.info = CallInfo{Service: sd, Method: &sd.Methods[i]}
+		handle := sd.Methods[i].Handle
+		me.handler = chainServer(s.o.serverInts, &me.info, func(ctx context.Context, req Message) (Message, error) {
+			return handle(impl, ctx, req)
+		})
+	}
+	if p := sd.Policy.RateLimit; p.Rate > 0 {
+		se.limit.Store(newCallLimiter(p.Rate, p.Burst, false))
+	}
+	s.services = append(s.services, se)
+	return nil
+}
+
+// lookup finds the method with wire ID id.
+func (s *Server) lookup(id uint32) (*serviceEntry, *methodEntry) {
+	for _, se := range s.services {
+		if i := se.sd.MethodIndex(id); i >= 0 && i < len(se.methods) {
+			return se, &se.methods[i]
+		}
+	}
+	return nil, nil
+}
+
+// Serve accepts connections on lis and serves them until Shutdown or Close,
+// or until ctx is done (which closes the server at once). On its first call
+// it registers the server's services in the registry, if one is set. Serve
+// may be called for several listeners; it returns ErrServerClosed after
+// Shutdown or Close.
+func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
+	s.mu.Lock()
+	if s.regErr != nil {
+		err := s.regErr
+		s.mu.Unlock()
+		return err
+	}
+	if s.closed || s.closing.Load() {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	if len(s.services) == 0 {
+		s.mu.Unlock()
+		return errors.New("rt: serve: no services registered")
+	}
+	s.serving = true
+	s.listeners[lis] = struct{}{}
+	s.mu.Unlock()
+
+	if err := s.announce(ctx, lis); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	if !s.ticking {
+		s.ticking = true
+		s.wg.Add(1)
+		go s.ticker()
+	}
+	s.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() { _ = s.Close() })
+	defer stop()
+
+	var delay time.Duration
+	for {
+		nc, err := lis.Accept()
+		if err != nil {
+			if s.goaway.Load() || s.isClosed() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				select {
+				case <-time.After(delay):
+					continue
+				case <-s.done:
+					return ErrServerClosed
+				}
+			}
+			return fmt.Errorf("rt: accept on %s: %w", lis.Addr(), err)
+		}
+		delay = 0
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return ErrServerClosed
+		}
+		c := newServerConn(s, nc)
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go c.serve()
+	}
+}
+
+// announce registers every service for lis and starts watching their
+// governance config.
+func (s *Server) announce(ctx context.Context, lis net.Listener) error {
+	reg := s.o.registry
+	if reg == nil {
+		return nil
+	}
+	addr := s.o.advertise
+	if addr == "" {
+		addr = advertiseAddr(lis.Addr())
+	}
+	now := s.o.clock.Now()
+	for _, se := range s.services {
+		e := registry.Endpoint{Key: se.key, Role: registry.Provider, Addr: addr, Weight: s.o.weight, App: s.o.app, Tags: s.o.tags, StartTime: now}
+		if err := reg.Register(ctx, e); err != nil {
+			return fmt.Errorf("rt: register %s at %s: %w", se.key, addr, err)
+		}
+		s.mu.Lock()
+		s.endpoints = append(s.endpoints, e)
+		s.mu.Unlock()
+		se := se
+		stop, err := reg.Watch(se.key, func(snap registry.Snapshot) { s.applyConfig(se, snap.Config) })
+		if err != nil {
+			return fmt.Errorf("rt: watch config of %s: %w", se.key, err)
+		}
+		s.mu.Lock()
+		s.watches = append(s.watches, stop)
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// applyConfig installs the governance rate limit of se (or the schema's when
+// the config sets none).
+func (s *Server) applyConfig(se *serviceEntry, cfg registry.Config) {
+	rate, burst, perApp := se.sd.Policy.RateLimit.Rate, se.sd.Policy.RateLimit.Burst, false
+	if rl := cfg.RateLimit; rl != nil {
+		rate, burst, perApp = rl.Rate, rl.Burst, rl.PerApp
+	}
+	if rate <= 0 {
+		se.limit.Store(nil)
+		return
+	}
+	if cur := se.limit.Load(); cur != nil && cur.same(rate, burst, perApp) {
+		return
+	}
+	se.limit.Store(newCallLimiter(rate, burst, perApp))
+	s.o.logger.Info("rt: rate limit set", "service", se.key.String(), "rate", rate, "burst", burst, "per_app", perApp)
+}
+
+// advertiseAddr turns a listener address into one that peers can dial.
+func advertiseAddr(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
+		return a.String()
+	}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, ia := range addrs {
+			if n, ok := ia.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+				return net.JoinHostPort(n.IP.String(), port)
+			}
+		}
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Shutdown stops the server gracefully, in this order: deregister from the
+// registry; wait WithDeregisterWait for consumers to notice; send GOAWAY on
+// every connection and stop accepting; answer calls that still arrive with
+// Unavailable ("server closing"), which clients retry on another instance;
+// wait for in-flight calls until ctx is done; close. It returns ctx's error
+// if calls were still running when ctx ended (they are then canceled).
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.deregister(ctx)
+	if d := s.o.deregisterWait; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	s.goaway.Store(true)
+	s.closing.Store(true)
+	s.mu.Lock()
+	for lis := range s.listeners {
+		lis.Close()
+	}
+	conns := make([]*serverConn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.sendGoAway()
+	}
+	var err error
+	for s.inflight.Load() > 0 && err == nil {
+		select {
+		case <-s.drained:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	if cerr := s.Close(); err == nil && cerr != nil && !errors.Is(cerr, ErrServerClosed) {
+		err = cerr
+	}
+	return err
+}
+
+func (s *Server) deregister(ctx context.Context) {
+	s.mu.Lock()
+	eps, watches := s.endpoints, s.watches
+	s.endpoints, s.watches = nil, nil
+	s.mu.Unlock()
+	for _, stop := range watches {
+		stop()
+	}
+	for _, e := range eps {
+		if err := s.o.registry.Deregister(ctx, e); err != nil {
+			s.o.logger.Warn("rt: deregister failed", "key", e.Key.String(), "addr", e.Addr, "err", err)
+		}
+	}
+}
+
+// Close closes the server at once: listeners, connections (in-flight calls
+// are canceled) and registrations. It waits for the server's goroutines.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.wg.Wait()
+		return nil
+	}
+	s.closed = true
+	s.closing.Store(true)
+	close(s.done)
+	for lis := range s.listeners {
+		lis.Close()
+	}
+	conns := make([]*serverConn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	s.deregister(context.Background())
+	for _, c := range conns {
+		c.close(ErrServerClosed)
+	}
+	s.wg.Wait()
+	s.workers.close()
+	return nil
+}
+
+func (s *Server) removeConn(c *serverConn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// callDone is called when a call leaves the server.
+func (s *Server) callDone() {
+	if s.inflight.Add(-1) == 0 && s.closing.Load() {
+		select {
+		case s.drained <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// ticker drives heartbeats and idle timeouts.
+func (s *Server) ticker() {
+	defer s.wg.Done()
+	period := s.tickPeriod()
+	if period <= 0 {
+		<-s.done
+		return
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			e := s.epoch.Add(1)
+			s.mu.Lock()
+			conns := make([]*serverConn, 0, len(s.conns))
+			for c := range s.conns {
+				conns = append(conns, c)
+			}
+			s.mu.Unlock()
+			for _, c := range conns {
+				c.tick(e, period)
+			}
+		}
+	}
+}
+
+func (s *Server) tickPeriod() time.Duration {
+	p := time.Duration(0)
+	if s.o.heartbeat > 0 {
+		p = s.o.heartbeat
+	}
+	if s.o.idleTimeout > 0 && (p == 0 || s.o.idleTimeout/4 < p) {
+		p = s.o.idleTimeout / 4
+	}
+	return p
+}
+
+// workerPool runs calls on reusable goroutines, so a call costs a channel
+// hand-off instead of a new goroutine and its closure.
+type workerPool struct {
+	mu     sync.Mutex
+	idle   []chan *serverCall
+	max    int
+	closed bool
+}
+
+func (p *workerPool) run(sc *serverCall) {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 && !p.closed {
+		ch := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		ch <- sc
+		return
+	}
+	p.mu.Unlock()
+	go p.work(make(chan *serverCall, 1), sc)
+}
+
+func (p *workerPool) work(ch chan *serverCall, sc *serverCall) {
+	for sc != nil {
+		sc.run()
+		p.mu.Lock()
+		if p.closed || len(p.idle) >= p.max {
+			p.mu.Unlock()
+			return
+		}
+		p.idle = append(p.idle, ch)
+		p.mu.Unlock()
+		sc = <-ch
+	}
+}
+
+func (p *workerPool) close() {
+	p.mu.Lock()
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, ch := range idle {
+		close(ch)
+	}
+}

@@ -1,0 +1,339 @@
+package rt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/yrpc/yrpc/rt/metrics"
+	"github.com/yrpc/yrpc/rt/wire"
+)
+
+// prefaceTimeout bounds the connection preface exchange.
+const prefaceTimeout = 10 * time.Second
+
+// serverConn is one client connection of a Server.
+type serverConn struct {
+	srv  *Server
+	nc   net.Conn
+	w    *connWriter
+	ip   string // the client's IP, for per-IP limits
+	comp bool   // lz4 negotiated
+
+	mu    sync.Mutex
+	calls map[uint32]*serverCall // in flight, for cancel frames
+	cz    wire.Compressor        // used under w's lock
+	err   error
+
+	lastFrame atomic.Int64 // server epoch of the last frame read
+	lastCall  atomic.Int64 // server epoch of the last call
+	closeOnce sync.Once
+}
+
+func newServerConn(s *Server, nc net.Conn) *serverConn {
+	c := &serverConn{srv: s, nc: nc, w: newConnWriter(nc), calls: make(map[uint32]*serverCall)}
+	c.ip = hostOf(nc.RemoteAddr())
+	e := s.epoch.Load()
+	c.lastFrame.Store(e)
+	c.lastCall.Store(e)
+	return c
+}
+
+func hostOf(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
+}
+
+func (c *serverConn) serve() {
+	defer c.srv.wg.Done()
+	defer c.srv.removeConn(c)
+	err := c.handshake()
+	if err == nil {
+		go c.w.loop()
+		err = c.readLoop()
+	}
+	c.close(err)
+}
+
+// handshake exchanges prefaces.
+func (c *serverConn) handshake() error {
+	_ = c.nc.SetDeadline(time.Now().Add(prefaceTimeout))
+	peer, err := wire.ReadPreface(c.nc)
+	if err != nil {
+		c.srv.o.logger.Info("rt: bad connection preface", "peer", c.nc.RemoteAddr().String(), "err", err)
+		return err
+	}
+	mine := localPreface(&c.srv.o)
+	c.comp = mine.Negotiate(peer).Has(wire.FeatureLZ4)
+	if _, err := c.nc.Write(wire.AppendPreface(nil, mine)); err != nil {
+		return err
+	}
+	return c.nc.SetDeadline(time.Time{})
+}
+
+func localPreface(o *options) wire.Preface {
+	p := wire.Preface{Version: wire.Version, MaxFrameSize: uint32(o.maxFrame)}
+	if o.compress > 0 {
+		p.Features |= wire.FeatureLZ4
+	}
+	return p
+}
+
+func (c *serverConn) readLoop() error {
+	r := wire.NewReader(c.nc, wire.ReaderOptions{MaxFrameSize: c.srv.o.maxFrame})
+	for {
+		f, err := r.Next()
+		if err != nil {
+			var fe *wire.FrameError
+			if errors.As(err, &fe) {
+				c.srv.o.logger.Warn("rt: closing connection after bad frame", "peer", c.nc.RemoteAddr().String(), "err", err)
+			}
+			return err
+		}
+		c.lastFrame.Store(c.srv.epoch.Load())
+		switch f.Type {
+		case wire.TypeRequest, wire.TypeOneway:
+			c.lastCall.Store(c.srv.epoch.Load())
+			c.request(f)
+		case wire.TypeCancel:
+			c.mu.Lock()
+			sc := c.calls[f.ID]
+			c.mu.Unlock()
+			if sc != nil {
+				sc.ctx.cancel(context.Canceled)
+			}
+		case wire.TypePing:
+			id := f.ID
+			_ = c.w.write(func(b []byte) []byte {
+				return wire.AppendFrame(b, &wire.Header{Type: wire.TypePong, ID: id}, nil, nil)
+			})
+		case wire.TypePong, wire.TypeGoAway:
+		default:
+			return fmt.Errorf("rt: unexpected %s frame from client", f.Type)
+		}
+	}
+}
+
+// request starts one call, or answers it at once when it cannot run.
+func (c *serverConn) request(f *wire.Frame) {
+	s := c.srv
+	oneway := f.Type == wire.TypeOneway
+	if s.closing.Load() {
+		if !oneway {
+			c.refuse(f.ID, Unavailable, "server closing")
+		}
+		return
+	}
+	se, me := s.lookup(f.Method)
+	if me == nil {
+		if !oneway {
+			c.reply(f.ID, nil, Errorf(Unimplemented, "unknown method id %#x", f.Method), nil)
+		}
+		return
+	}
+	var md MD
+	if len(f.Metadata) > 0 {
+		kv, err := wire.ParseMetadata(f.Metadata, nil)
+		if err != nil {
+			if !oneway {
+				c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: bad metadata: %v", me.info.Method.FullName, err), nil)
+			}
+			return
+		}
+		md = MD(kv)
+	}
+	now := s.o.clock.Now()
+	if lim := se.limit.Load(); lim != nil && !lim.allow(c.ip, md.Get(MDApp), now) {
+		if !oneway {
+			c.refuse(f.ID, ResourceExhausted, me.info.Method.FullName+": rate limit exceeded")
+		}
+		return
+	}
+	req := me.info.Method.NewRequest()
+	if err := req.Unmarshal(f.Body); err != nil {
+		if !oneway {
+			c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: decode request: %v", me.info.Method.FullName, err), nil)
+		}
+		return
+	}
+	sc := &serverCall{conn: c, me: me, req: req, id: f.ID, oneway: oneway}
+	sc.ctx = callCtx{parent: context.Background(), md: md, peer: c.nc.RemoteAddr(), info: &me.info, clock: s.o.clock}
+	if f.Timeout > 0 {
+		sc.ctx.deadline = now.Add(f.Timeout)
+	}
+	s.inflight.Add(1)
+	if !oneway {
+		c.mu.Lock()
+		c.calls[f.ID] = sc
+		c.mu.Unlock()
+	}
+	s.workers.run(sc)
+}
+
+// serverCall is one call being served; its context is the handler's.
+type serverCall struct {
+	ctx    callCtx
+	conn   *serverConn
+	me     *methodEntry
+	req    Message
+	id     uint32
+	oneway bool
+}
+
+func (sc *serverCall) run() {
+	c := sc.conn
+	defer c.srv.callDone()
+	obs := c.srv.o.observer
+	var start time.Time
+	if obs != nil {
+		start = time.Now()
+	}
+	resp, err := sc.invoke()
+	if obs != nil {
+		obs.Observe(metrics.Event{Side: metrics.Server, Service: sc.me.info.Service.Name, Method: sc.me.info.Method.Name,
+			Code: CodeOf(err).String(), Latency: time.Since(start)})
+	}
+	sc.ctx.mu.Lock()
+	sc.ctx.finished = true
+	md := sc.ctx.respMD
+	sc.ctx.mu.Unlock()
+	sc.ctx.cancel(context.Canceled)
+	if sc.oneway {
+		if err != nil {
+			c.srv.o.logger.Debug("rt: oneway handler failed", "method", sc.me.info.Method.FullName, "err", err)
+		}
+		return
+	}
+	c.mu.Lock()
+	delete(c.calls, sc.id)
+	c.mu.Unlock()
+	c.reply(sc.id, resp, err, md)
+}
+
+// invoke validates the request and calls the handler, turning a panic into
+// an Internal error.
+func (sc *serverCall) invoke() (resp Message, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			sc.conn.srv.o.logger.Error("rt: handler panicked", "method", sc.me.info.Method.FullName, "panic", p)
+			resp, err = nil, Errorf(Internal, "%s: handler panicked", sc.me.info.Method.FullName)
+		}
+	}()
+	if v, ok := sc.req.(Validator); ok {
+		if err := v.Validate(); err != nil {
+			return nil, &Error{Code: InvalidArgument, Message: err.Error(), Cause: err}
+		}
+	}
+	resp, err = sc.me.handler(&sc.ctx, sc.req)
+	if err == nil && resp == nil && !sc.oneway {
+		err = Errorf(Internal, "%s: handler returned a nil response and no error", sc.me.info.Method.FullName)
+	}
+	return resp, err
+}
+
+// reply writes a response frame: resp when err is nil, else err's code and
+// message.
+func (c *serverConn) reply(id uint32, resp Message, err error, md MD) {
+	h := wire.Header{Type: wire.TypeResponse, ID: id}
+	var werr error
+	if err != nil {
+		h.Status = uint8(CodeOf(err))
+		if h.Status == 0 {
+			h.Status = uint8(Unknown)
+		}
+		werr = c.w.write(func(b []byte) []byte {
+			return wire.AppendFrame(b, &h, md, []byte(errorMessage(err)))
+		})
+	} else if c.comp && c.srv.o.compress > 0 && resp.Size() >= c.srv.o.compress {
+		body := resp.MarshalAppend(nil)
+		werr = c.w.write(func(b []byte) []byte { return c.cz.AppendFrame(b, &h, md, body, c.srv.o.compress) })
+	} else {
+		size := resp.Size()
+		werr = c.w.write(func(b []byte) []byte {
+			return resp.MarshalAppend(wire.AppendHeader(b, &h, md, size))
+		})
+	}
+	if werr != nil {
+		c.close(werr)
+	}
+}
+
+// refuse answers a call that did not run: the client may retry it elsewhere.
+func (c *serverConn) refuse(id uint32, code Code, msg string) {
+	c.reply(id, nil, &Error{Code: code, Message: msg}, MD{mdRefused, "1"})
+}
+
+// mdRefused marks responses to calls that never reached a handler, so that
+// clients know a retry cannot execute the call twice.
+const mdRefused = "yrpc-refused"
+
+// errorMessage is the message sent on the wire for err.
+func errorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return err.Error()
+}
+
+func (c *serverConn) sendGoAway() {
+	_ = c.w.write(func(b []byte) []byte {
+		return wire.AppendFrame(b, &wire.Header{Type: wire.TypeGoAway, Status: uint8(Unavailable)}, nil, []byte("server shutting down"))
+	})
+}
+
+// tick closes the connection when the client is silent for three heartbeat
+// periods or idle past the idle timeout.
+func (c *serverConn) tick(epoch int64, period time.Duration) {
+	o := &c.srv.o
+	silent := time.Duration(epoch-c.lastFrame.Load()) * period
+	if o.heartbeat > 0 && silent > 3*o.heartbeat {
+		c.close(fmt.Errorf("rt: client %s silent for %v", c.nc.RemoteAddr(), silent))
+		return
+	}
+	idle := time.Duration(epoch-c.lastCall.Load()) * period
+	c.mu.Lock()
+	busy := len(c.calls) > 0
+	c.mu.Unlock()
+	if o.idleTimeout > 0 && !busy && idle > o.idleTimeout {
+		c.sendGoAway()
+		c.close(fmt.Errorf("rt: client %s idle for %v", c.nc.RemoteAddr(), idle))
+	}
+}
+
+// close tears the connection down and cancels its calls.
+func (c *serverConn) close(err error) {
+	c.closeOnce.Do(func() {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.EOF
+		}
+		// Let queued responses (e.g. GOAWAY) go out before closing.
+		for i := 0; i < 100 && !c.w.flushed(); i++ {
+			time.Sleep(time.Millisecond)
+		}
+		c.w.close(err)
+		c.nc.Close()
+		c.mu.Lock()
+		calls := c.calls
+		c.calls = map[uint32]*serverCall{}
+		c.err = err
+		c.mu.Unlock()
+		for _, sc := range calls {
+			sc.ctx.cancel(context.Canceled)
+		}
+	})
+}
