@@ -75,8 +75,14 @@ func (c *Client) run(ctx context.Context, st *svcState, info *CallInfo, cs *call
 			mode = FaultFailover
 		}
 	}
-	if mode == FaultForking && !m.Oneway {
-		err := c.fork(ctx, st, v, info, cs, req, resp, deadline, max(pol.Forks, 2))
+	switch {
+	case m.Oneway:
+	case mode == FaultForking:
+		err := c.race(ctx, st, v, info, req, resp, deadline, max(pol.Forks, 2), 0)
+		return c.finish(err, mode, mock, m, resp, cs)
+	case pol.Hedge > 0 && pol.Idempotent:
+		tries := max(pol.Retry.Tries, 2)
+		err := c.race(ctx, st, v, info, req, resp, deadline, tries, pol.Hedge)
 		return c.finish(err, mode, mock, m, resp, cs)
 	}
 	tries := 1
@@ -358,11 +364,14 @@ func (c *Client) finish(err error, mode FaultMode, mock MockPolicy, m *MethodDes
 	return err
 }
 
-// errForkLost is the result of forks that lost the race.
-var errForkLost = errors.New("rt: fork lost")
+// errRaceLost is the error of a race with no attempt sent.
+var errRaceLost = errors.New("rt: no attempt could be sent")
 
-// fork sends the call to n providers at once; the first success wins.
-func (c *Client) fork(ctx context.Context, st *svcState, v *svcView, info *CallInfo, cs *callState, req, resp Message, deadline time.Time, n int) error {
+// race sends the call to up to n providers, the first at once and each next
+// one delay later (all at once when delay is 0: forking; hedging
+// otherwise), and returns the first success. Attempts that lose are
+// canceled. Each attempt decodes into its own response message.
+func (c *Client) race(ctx context.Context, st *svcState, v *svcView, info *CallInfo, req, resp Message, deadline time.Time, n int, delay time.Duration) error {
 	m := info.Method
 	now := c.o.clock.Now()
 	pi := balance.Info{Now: now}
@@ -373,37 +382,85 @@ func (c *Client) fork(ctx context.Context, st *svcState, v *svcView, info *CallI
 	results := make(chan result, n)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sent := 0
-	var lastErr error
-	for sent < n {
+	launch := func() {
 		ep, i, ticket, err := v.pick(&pi, now, st.keyName)
 		if ep == nil {
-			lastErr = err
-			break
+			results <- result{nil, err}
+			return
 		}
 		pi.Tried = append(pi.Tried, i)
-		sent++
+		attempt := len(pi.Tried)
 		go func() {
 			r := m.NewResponse()
-			fcs := &callState{done: make(chan struct{}, 1)}
-			err := c.attempt(ctx, st, ep, m, req, r, appendOutgoing(ctx, nil, c.o.app), fcs, deadline, 1)
-			ep.br.Done(c.o.clock.Now(), ticket, !countsAsFailure(err) || errors.Is(ctx.Err(), context.Canceled))
+			cs := &callState{done: make(chan struct{}, 1)}
+			var md MD
+			if attempt > 1 {
+				md = MD{MDAttempt, strconv.Itoa(attempt)}
+			}
+			err := c.attempt(ctx, st, ep, m, req, r, appendOutgoing(ctx, md, c.o.app), cs, deadline, attempt)
+			lost := err != nil && ctx.Err() != nil
+			ep.br.Done(c.o.clock.Now(), ticket, lost || !countsAsFailure(err))
 			results <- result{r, err}
 		}()
 	}
-	for i := 0; i < sent; i++ {
-		r := <-results
-		if r.err == nil {
-			cancel()
-			for j := i + 1; j < sent; j++ {
-				<-results
+	// launch always delivers one result: the attempt's or the pick's
+	// error. sent counts launches, so the race ends after n of them.
+	sent, pending := 0, 0
+	first := 1
+	if delay == 0 {
+		first = n
+	}
+	for range first {
+		launch()
+		sent++
+		pending++
+	}
+	var timer *time.Timer
+	var tick <-chan time.Time
+	if delay > 0 && sent < n {
+		timer = time.NewTimer(delay)
+		defer timer.Stop()
+		tick = timer.C
+	}
+	var lastErr error
+	for pending > 0 {
+		select {
+		case r := <-results:
+			pending--
+			if r.err == nil && r.resp != nil {
+				// Cancel the losers and wait for them: they may still
+				// be encoding req, which the caller owns again once we
+				// return.
+				cancel()
+				for ; pending > 0; pending-- {
+					<-results
+				}
+				return copyMessage(resp, r.resp)
 			}
-			return copyMessage(resp, r.resp)
+			if r.err != nil {
+				lastErr = r.err
+			}
+			if delay > 0 && sent < n && pending == 0 {
+				// The attempt failed before the hedge delay: hedge now.
+				launch()
+				sent++
+				pending++
+			}
+		case <-tick:
+			tick = nil
+			if sent < n {
+				launch()
+				sent++
+				pending++
+				if sent < n {
+					timer.Reset(delay)
+					tick = timer.C
+				}
+			}
 		}
-		lastErr = r.err
 	}
 	if lastErr == nil {
-		lastErr = errForkLost
+		lastErr = errRaceLost
 	}
 	return unwrapNotSent(lastErr)
 }

@@ -33,8 +33,7 @@ type clientConn struct {
 	err     error // set once the connection is dead
 	goaway  bool  // the server is shutting down: no new calls
 
-	cz        wire.Compressor // used under w's lock
-	lastFrame atomic.Int64    // unix nanos of the last frame read
+	lastFrame atomic.Int64 // unix nanos of the last frame read
 	pinged    atomic.Bool
 	done      chan struct{}
 }
@@ -165,7 +164,12 @@ func (c *clientConn) call(ctx context.Context, deadline time.Time, m *MethodDesc
 	var werr error
 	if c.comp && size >= c.o.compress && c.o.compress > 0 {
 		body := req.MarshalAppend(nil)
-		werr = c.w.write(func(b []byte) []byte { return c.cz.AppendFrame(b, &h, md, body, c.o.compress) })
+		werr = c.w.write(func(b []byte) []byte {
+			cz := c.o.compressors.Get().(*wire.Compressor)
+			b = cz.AppendFrame(b, &h, md, body, c.o.compress)
+			c.o.compressors.Put(cz)
+			return b
+		})
 	} else {
 		werr = c.w.write(func(b []byte) []byte { return req.MarshalAppend(wire.AppendHeader(b, &h, md, size)) })
 	}

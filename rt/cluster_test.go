@@ -72,11 +72,18 @@ type cluster struct {
 }
 
 func newCluster(t *testing.T, n int, cliOpts ...rt.Option) *cluster {
+	return newClusterWith(t, n, func(int, *testImpl) {}, cliOpts...)
+}
+
+// newClusterWith lets setup change each provider's behaviour before it
+// starts.
+func newClusterWith(t *testing.T, n int, setup func(i int, impl *testImpl), cliOpts ...rt.Option) *cluster {
 	t.Helper()
 	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
 	c := &cluster{t: t, net: memnet.New(), reg: registry.NewMemory(), obs: &countObserver{}, clock: newFakeClock()}
 	for i := 0; i < n; i++ {
 		c.impls = append(c.impls, newTestImpl())
+		setup(i, c.impls[i])
 		c.srvs = append(c.srvs, nil)
 		c.done = append(c.done, nil)
 		c.start(i)
@@ -250,5 +257,38 @@ func TestAllDeadFailFastThenRecover(t *testing.T) {
 	}
 	if ok < 45 {
 		t.Fatalf("only %d of 50 calls succeeded after the providers returned", ok)
+	}
+}
+
+func TestHedgedCallsAvoidASlowProvider(t *testing.T) {
+	c := newClusterWith(t, 2, func(i int, impl *testImpl) {
+		if i == 0 {
+			impl.slow = time.Minute
+		}
+	})
+	// Without hedging, the calls that go to provider 0 would hit the
+	// deadline; the hedge after 20ms sends them to provider 1.
+	for i := 0; i < 20; i++ {
+		ctx, cancel := context.WithTimeout(ctxT(t), 3*time.Second)
+		got, err := call(ctx, c.cli, &testDesc, 3, "h")
+		cancel()
+		if err != nil || got != "h" {
+			t.Fatalf("hedged call %d: %q, %v", i, got, err)
+		}
+	}
+	if n := c.impls[1].calls.Load(); n != 20 {
+		t.Fatalf("fast provider served %d of 20 calls", n)
+	}
+}
+
+func TestForkingFirstSuccessWins(t *testing.T) {
+	c := newClusterWith(t, 3, func(i int, impl *testImpl) { impl.fail = i != 2 })
+	for i := 0; i < 20; i++ {
+		if got, err := call(ctxT(t), c.cli, &testDesc, 4, "f"); err != nil || got != "f" {
+			t.Fatalf("forking call %d: %q, %v", i, got, err)
+		}
+	}
+	if n := c.impls[2].calls.Load(); n != 20 {
+		t.Fatalf("healthy provider got %d of 20 forks", n)
 	}
 }

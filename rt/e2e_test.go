@@ -379,3 +379,13 @@ func TestMemnet(t *testing.T) {
 	srv.Close()
 	<-done
 }
+
+func TestCompression(t *testing.T) {
+	e := newEnv(t, []rt.Option{rt.WithCompression(512)}, rt.WithCompression(512))
+	big := strings.Repeat("compressible ", 10_000)
+	for _, s := range []string{big, "small", big} {
+		if got, err := call(ctxT(t), e.cli, &testDesc, 0, s); err != nil || got != s {
+			t.Fatalf("compressed echo of %d bytes: got %d bytes, %v", len(s), len(got), err)
+		}
+	}
+}

@@ -29,6 +29,8 @@ func (m *msg) Unmarshal(b []byte) error {
 // the request: "sleep" waits for the context, "fail:CODE:msg" fails,
 // "panic" panics, anything else echoes.
 type testImpl struct {
+	slow    time.Duration // every call waits this long first
+	fail    bool          // every call fails with Unavailable
 	calls   atomic.Int64
 	oneways chan string
 	started chan struct{}
@@ -41,6 +43,16 @@ func newTestImpl() *testImpl {
 
 func (t *testImpl) echo(ctx context.Context, req *msg) (*msg, error) {
 	t.calls.Add(1)
+	if t.slow > 0 {
+		select {
+		case <-time.After(t.slow):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if t.fail {
+		return nil, rt.Errorf(rt.Unavailable, "instance failing")
+	}
 	switch {
 	case req.S == "sleep":
 		t.started <- struct{}{}
@@ -103,15 +115,28 @@ var testDesc = rt.ServiceDesc{
 				return impl.(*testImpl).echo(ctx, req.(*msg))
 			},
 		},
+		{
+			Name: "Hedge", FullName: "test.Echo/Hedge", ID: 0x1004,
+			Policy:      rt.MethodPolicy{Idempotent: true, Hedge: 20 * time.Millisecond, Retry: rt.RetryPolicy{Tries: 2}},
+			NewRequest:  func() rt.Message { return new(msg) },
+			NewResponse: func() rt.Message { return new(msg) },
+			Handle: func(impl any, ctx context.Context, req rt.Message) (rt.Message, error) {
+				return impl.(*testImpl).echo(ctx, req.(*msg))
+			},
+		},
+		{
+			Name: "Fork", FullName: "test.Echo/Fork", ID: 0x1005,
+			Policy:      rt.MethodPolicy{FaultMode: rt.FaultForking, Forks: 3},
+			NewRequest:  func() rt.Message { return new(msg) },
+			NewResponse: func() rt.Message { return new(msg) },
+			Handle: func(impl any, ctx context.Context, req rt.Message) (rt.Message, error) {
+				return impl.(*testImpl).echo(ctx, req.(*msg))
+			},
+		},
 	},
 	MethodIndex: func(id uint32) int {
-		switch id {
-		case 0x1001:
-			return 0
-		case 0x1002:
-			return 1
-		case 0x1003:
-			return 2
+		if id >= 0x1001 && id <= 0x1005 {
+			return int(id - 0x1001)
 		}
 		return -1
 	},

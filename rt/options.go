@@ -4,10 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/yrpc/yrpc/rt/metrics"
 	"github.com/yrpc/yrpc/rt/registry"
+	"github.com/yrpc/yrpc/rt/wire"
 )
 
 // Option configures a Client or a Server. Options that concern only one side
@@ -56,6 +58,7 @@ type options struct {
 	retryRatio  float64
 	retryFloor  float64
 	observer    metrics.Observer
+	compressors *sync.Pool // of *wire.Compressor, shared by the side's connections
 	debug       bool
 }
 
@@ -81,6 +84,7 @@ func defaultOptions(opts []Option) options {
 		d := &net.Dialer{Timeout: o.dialTimeout}
 		o.dialer = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
 	}
+	o.compressors = &sync.Pool{New: func() any { return new(wire.Compressor) }}
 	if o.poolSize < 1 {
 		o.poolSize = 1
 	}

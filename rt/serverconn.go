@@ -27,7 +27,6 @@ type serverConn struct {
 
 	mu    sync.Mutex
 	calls map[uint32]*serverCall // in flight, for cancel frames
-	cz    wire.Compressor        // used under w's lock
 	err   error
 
 	lastFrame atomic.Int64 // server epoch of the last frame read
@@ -260,7 +259,12 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD) {
 		})
 	} else if c.comp && c.srv.o.compress > 0 && resp.Size() >= c.srv.o.compress {
 		body := resp.MarshalAppend(nil)
-		werr = c.w.write(func(b []byte) []byte { return c.cz.AppendFrame(b, &h, md, body, c.srv.o.compress) })
+		werr = c.w.write(func(b []byte) []byte {
+			cz := c.srv.o.compressors.Get().(*wire.Compressor)
+			b = cz.AppendFrame(b, &h, md, body, c.srv.o.compress)
+			c.srv.o.compressors.Put(cz)
+			return b
+		})
 	} else {
 		size := resp.Size()
 		werr = c.w.write(func(b []byte) []byte {
