@@ -3,6 +3,7 @@ package rt
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -109,7 +110,7 @@ func (c *Client) run(ctx context.Context, st *svcState, info *CallInfo, cs *call
 	var err error
 	ran := 0 // attempts that may have executed
 	for attempt := 1; ; attempt++ {
-		ep, i, ticket, perr := v.pick(pi, now, st.keyName)
+		ep, i, ticket, perr := v.pick(pi, now, st.keyName, c.o.debug, c.o.logger)
 		if ep == nil {
 			if err == nil {
 				err = perr
@@ -232,7 +233,7 @@ func (c *Client) attempt(ctx context.Context, st *svcState, ep *endpoint, m *Met
 }
 
 // pick chooses a provider whose breaker admits the call.
-func (v *svcView) pick(pi *balance.Info, now time.Time, key string) (*endpoint, int, breakerTicket, error) {
+func (v *svcView) pick(pi *balance.Info, now time.Time, key string, debug bool, log *slog.Logger) (*endpoint, int, breakerTicket, error) {
 	open := 0
 	for range len(v.eps) + 1 {
 		i := v.picker.Pick(pi)
@@ -245,6 +246,9 @@ func (v *svcView) pick(pi *balance.Info, now time.Time, key string) (*endpoint, 
 		}
 		open++
 		pi.Tried = append(pi.Tried, i)
+		if debug {
+			log.Debug("rt: provider excluded: breaker open", "key", key, "addr", ep.addr)
+		}
 	}
 	switch {
 	case len(v.eps) == 0 && v.draining > 0:
@@ -383,7 +387,7 @@ func (c *Client) race(ctx context.Context, st *svcState, v *svcView, info *CallI
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	launch := func() {
-		ep, i, ticket, err := v.pick(&pi, now, st.keyName)
+		ep, i, ticket, err := v.pick(&pi, now, st.keyName, c.o.debug, c.o.logger)
 		if ep == nil {
 			results <- result{nil, err}
 			return

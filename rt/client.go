@@ -279,6 +279,9 @@ func (st *svcState) rebuild(now time.Time) {
 		ic := snap.Config.Instances[p.Addr]
 		if ic.Draining {
 			v.draining++
+			if st.c.o.debug {
+				st.c.o.logger.Debug("rt: provider excluded: draining", "key", st.keyName, "addr", p.Addr)
+			}
 			continue
 		}
 		ep := st.eps[p.Addr]

@@ -292,3 +292,89 @@ func TestForkingFirstSuccessWins(t *testing.T) {
 		t.Fatalf("healthy provider got %d of 20 forks", n)
 	}
 }
+
+// TestRateLimit floods a provider limited to 100 calls/s with burst 10 for
+// two seconds of (fake) time: 10 + 2 × 100 = 210 calls get through; another
+// app's client is not affected by the flood.
+func TestRateLimit(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+	clock := newFakeClock()
+	n := memnet.New()
+	reg := registry.NewMemory()
+	t.Cleanup(func() { reg.Close() })
+	key := registry.Key{Service: testDesc.Name}
+	if err := reg.UpdateConfig(context.Background(), key, func(c *registry.Config) error {
+		c.RateLimit = &registry.RateLimit{Rate: 100, Burst: 10, PerApp: true}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	lis, _ := n.Listen("limited:1")
+	srv := rt.NewServer(rt.WithRegistry(reg.Conn()), rt.WithAdvertiseAddr("limited:1"), rt.WithClock(clock))
+	srv.RegisterService(&testDesc, newTestImpl())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), lis) }()
+	t.Cleanup(func() { srv.Close(); <-done })
+
+	newCli := func(app string) *rt.Client {
+		c, err := rt.NewClient(rt.WithRegistry(reg.Conn()), rt.WithDialer(n.Dial), rt.WithApp(app))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	flood, quiet := newCli("flood"), newCli("quiet")
+	ctx := ctxT(t)
+	// The server learns the config through its watch: wait until the
+	// limit bites before counting.
+	for i := 0; ; i++ {
+		if _, err := call(ctx, flood, &testDesc, 0, "x"); rt.CodeOf(err) == rt.ResourceExhausted {
+			break
+		}
+		if i > 10_000 {
+			t.Fatal("rate limit never applied")
+		}
+	}
+	clock.Advance(time.Hour) // refill to the burst
+
+	accepted, rejected := 0, 0
+	for step := 0; step < 200; step++ { // 200 steps of 10ms = 2s
+		for i := 0; i < 5; i++ {
+			_, err := call(ctx, flood, &testDesc, 0, "x")
+			switch rt.CodeOf(err) {
+			case rt.OK:
+				accepted++
+			case rt.ResourceExhausted:
+				rejected++
+			default:
+				t.Fatalf("flood call: %v", err)
+			}
+		}
+		if _, err := call(ctx, quiet, &testDesc, 0, "q"); err != nil {
+			t.Fatalf("the quiet app's call failed during the flood: %v", err)
+		}
+		clock.Advance(10 * time.Millisecond)
+	}
+	t.Logf("flood: %d accepted, %d rejected", accepted, rejected)
+	if accepted < 178 || accepted > 242 {
+		t.Fatalf("%d flood calls accepted in 2s, want 210 ± 15%%", accepted)
+	}
+}
+
+func TestMaxConcurrent(t *testing.T) {
+	e := newEnv(t, []rt.Option{rt.WithMaxConcurrent(1)})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := call(ctxT(t), e.cli, &testDesc, 0, "sleep")
+		errc <- err
+	}()
+	<-e.impl.started
+	_, err := call(ctxT(t), e.cli, &testDesc, 0, "second")
+	if rt.CodeOf(err) != rt.ResourceExhausted {
+		t.Fatalf("second call: %v, want ResourceExhausted", err)
+	}
+	e.srv.Close()
+	<-errc
+	<-e.impl.ended
+}

@@ -46,6 +46,7 @@ type options struct {
 	heartbeat      time.Duration
 	deregisterWait time.Duration
 	group, version string
+	maxConcurrent  int
 
 	// client
 	addrs       []string
@@ -191,3 +192,8 @@ func WithObserver(obs metrics.Observer) Option { return func(o *options) { o.obs
 // WithDebug makes the client log, at debug level, why each call's
 // candidates were excluded (draining, tags, open breakers, failed attempts).
 func WithDebug(on bool) Option { return func(o *options) { o.debug = on } }
+
+// WithMaxConcurrent makes the server refuse calls with ResourceExhausted
+// while n calls are in flight (clients retry them on another provider).
+// Default 0: no limit.
+func WithMaxConcurrent(n int) Option { return func(o *options) { o.maxConcurrent = n } }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/yrpc/yrpc/limiter"
 	"github.com/yrpc/yrpc/rt/registry"
 )
 
@@ -40,6 +41,7 @@ type Server struct {
 	epoch    atomic.Int64  // heartbeat ticks, for idle detection
 	wg       sync.WaitGroup
 	workers  workerPool
+	conc     *limiter.Concurrency // nil: no in-flight limit
 }
 
 type serviceEntry struct {
@@ -65,6 +67,9 @@ func NewServer(opts ...Option) *Server {
 		done:      make(chan struct{}),
 	}
 	s.workers.max = 4096
+	if n := s.o.maxConcurrent; n > 0 {
+		s.conc = limiter.NewConcurrency(n)
+	}
 	return s
 }
 
@@ -373,6 +378,9 @@ func (s *Server) removeConn(c *serverConn) {
 
 // callDone is called when a call leaves the server.
 func (s *Server) callDone() {
+	if s.conc != nil {
+		s.conc.Release()
+	}
 	if s.inflight.Add(-1) == 0 && s.closing.Load() {
 		select {
 		case s.drained <- struct{}{}:

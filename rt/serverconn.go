@@ -169,6 +169,12 @@ func (c *serverConn) request(f *wire.Frame) {
 		}
 		return
 	}
+	if s.conc != nil && !s.conc.Acquire() {
+		if !oneway {
+			c.refuse(f.ID, ResourceExhausted, me.info.Method.FullName+": too many calls in flight")
+		}
+		return
+	}
 	sc := &serverCall{conn: c, me: me, req: req, id: f.ID, oneway: oneway}
 	sc.ctx = callCtx{parent: context.Background(), md: md, peer: c.nc.RemoteAddr(), info: &me.info, clock: s.o.clock}
 	if f.Timeout > 0 {
