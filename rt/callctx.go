@@ -14,6 +14,7 @@ import (
 // handler returns.
 type callCtx struct {
 	parent   context.Context
+	drop     func() // closes the call's connection
 	deadline time.Time // zero: none
 	md       MD
 	peer     net.Addr
@@ -173,5 +174,18 @@ func SetResponseMetadata(ctx context.Context, kv ...string) bool {
 		return false
 	}
 	c.respMD = append(c.respMD, Pairs(kv...)...)
+	return true
+}
+
+// DropConnection closes the transport connection of the call that ctx
+// serves, without answering it: the client sees a broken connection. It is
+// meant for fault injection (package rt/fault); it reports false when ctx is
+// not a handler context.
+func DropConnection(ctx context.Context) bool {
+	c, ok := ctx.Value(serverCallKey{}).(*callCtx)
+	if !ok || c.drop == nil {
+		return false
+	}
+	c.drop()
 	return true
 }

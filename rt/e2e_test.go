@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/fault"
 	"github.com/yrpc/yrpc/rt/memnet"
 	"github.com/yrpc/yrpc/rt/wire"
 )
@@ -387,5 +388,42 @@ func TestCompression(t *testing.T) {
 		if got, err := call(ctxT(t), e.cli, &testDesc, 0, s); err != nil || got != s {
 			t.Fatalf("compressed echo of %d bytes: got %d bytes, %v", len(s), len(got), err)
 		}
+	}
+}
+
+func TestFaultInjection(t *testing.T) {
+	inj := fault.NewWithOptions(fault.Options{FromMetadata: true})
+	e := newEnv(t, []rt.Option{rt.WithServerInterceptors(inj.Interceptor())})
+	ctx := ctxT(t)
+
+	// Configured rule, per method.
+	inj.Set(fault.Rule{Method: "Echo", Abort: rt.Unavailable, Message: "injected"})
+	if _, err := call(ctx, e.cli, &testDesc, 0, "x"); rt.CodeOf(err) != rt.Unavailable || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("abort rule: %v", err)
+	}
+	if _, err := call(ctx, e.cli, &testDesc, 2, "other method"); err != nil {
+		t.Fatalf("rule for Echo hit Retry: %v", err)
+	}
+	inj.Set()
+
+	// Per-call rules from metadata.
+	if _, err := call(fault.Metadata(ctx, "abort=NotFound:nope"), e.cli, &testDesc, 0, "x"); rt.CodeOf(err) != rt.NotFound {
+		t.Fatalf("metadata abort: %v", err)
+	}
+	dctx, cancel := context.WithTimeout(fault.Metadata(ctx, "delay=10s"), 50*time.Millisecond)
+	_, err := call(dctx, e.cli, &testDesc, 0, "x")
+	cancel()
+	if rt.CodeOf(err) != rt.DeadlineExceeded {
+		t.Fatalf("metadata delay past the deadline: %v", err)
+	}
+	if _, err := call(fault.Metadata(ctx, "drop"), e.cli, &testDesc, 0, "x"); rt.CodeOf(err) != rt.Unavailable {
+		t.Fatalf("drop: %v", err)
+	}
+	// The client reconnects after the dropped connection.
+	if got, err := call(ctx, e.cli, &testDesc, 0, "after"); err != nil || got != "after" {
+		t.Fatalf("after drop: %q, %v", got, err)
+	}
+	if inj.Hits() != 4 {
+		t.Fatalf("Hits = %d, want 4", inj.Hits())
 	}
 }

@@ -29,6 +29,7 @@ type serverConn struct {
 	calls map[uint32]*serverCall // in flight, for cancel frames
 	err   error
 
+	dropFunc  func()
 	lastFrame atomic.Int64 // server epoch of the last frame read
 	lastCall  atomic.Int64 // server epoch of the last call
 	closeOnce sync.Once
@@ -36,6 +37,7 @@ type serverConn struct {
 
 func newServerConn(s *Server, nc net.Conn) *serverConn {
 	c := &serverConn{srv: s, nc: nc, w: newConnWriter(nc), calls: make(map[uint32]*serverCall)}
+	c.dropFunc = func() { c.close(errors.New("rt: connection dropped by fault injection")) }
 	c.ip = hostOf(nc.RemoteAddr())
 	e := s.epoch.Load()
 	c.lastFrame.Store(e)
@@ -177,6 +179,7 @@ func (c *serverConn) request(f *wire.Frame) {
 	}
 	sc := &serverCall{conn: c, me: me, req: req, id: f.ID, oneway: oneway}
 	sc.ctx = callCtx{parent: context.Background(), md: md, peer: c.nc.RemoteAddr(), info: &me.info, clock: s.o.clock}
+	sc.ctx.drop = c.dropFunc
 	if f.Timeout > 0 {
 		sc.ctx.deadline = now.Add(f.Timeout)
 	}

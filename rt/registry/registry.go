@@ -2,6 +2,8 @@ package registry
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -126,4 +128,49 @@ type Governor interface {
 	// UpdateConfig applies fn to the config of key atomically (retrying on
 	// concurrent writers) and stores the result.
 	UpdateConfig(ctx context.Context, key Key, fn func(*Config) error) error
+}
+
+// ErrClosed is returned by registry methods called after Close.
+var ErrClosed = errors.New("registry: closed")
+
+// Clone returns a deep copy of c, sharing nothing with it, so that a
+// Governor.UpdateConfig callback can change the copy freely.
+func (c Config) Clone() Config {
+	out := Config{}
+	if c.RateLimit != nil {
+		rl := *c.RateLimit
+		out.RateLimit = &rl
+	}
+	if c.Instances != nil {
+		out.Instances = make(map[string]InstanceConfig, len(c.Instances))
+		for k, v := range c.Instances {
+			out.Instances[k] = v
+		}
+	}
+	if c.Mocks != nil {
+		out.Mocks = make(map[string]MockConfig, len(c.Mocks))
+		for k, v := range c.Mocks {
+			if v.Value != nil {
+				v.Value = append([]byte(nil), v.Value...)
+			}
+			out.Mocks[k] = v
+		}
+	}
+	return out
+}
+
+// Validate reports whether e can be registered: it needs a Service, a Role
+// of Provider or Consumer, an Addr and a non-negative Weight.
+func (e Endpoint) Validate() error {
+	switch {
+	case e.Key.Service == "":
+		return errors.New("registry: endpoint has no service")
+	case e.Role != Provider && e.Role != Consumer:
+		return fmt.Errorf("registry: endpoint %q of %s has bad role %q", e.Addr, e.Key, e.Role)
+	case e.Addr == "":
+		return fmt.Errorf("registry: %s endpoint of %s has no addr", e.Role, e.Key)
+	case e.Weight < 0:
+		return fmt.Errorf("registry: endpoint %q of %s has negative weight %d", e.Addr, e.Key, e.Weight)
+	}
+	return nil
 }

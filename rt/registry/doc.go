@@ -1,0 +1,21 @@
+// Package registry defines how yrpc providers announce themselves and how
+// consumers find them, and holds two in-process implementations.
+//
+// A Registry stores Endpoints (providers and consumers) under a Key
+// (service, group, version) and delivers whole Snapshots of a Key to
+// watchers. A Governor reads and writes the governance Config of a Key
+// (rate limits, per-instance weights and draining, mocks).
+//
+// Implementations:
+//
+//   - Memory: an in-process store for examples, unit tests and the tour. Its
+//     Conn method gives each simulated process its own handle, the way each
+//     process has its own ZooKeeper session.
+//   - Static: a fixed provider list (no discovery, no governance).
+//   - zkreg.Registry (package github.com/yrpc/yrpc/zkreg): ZooKeeper.
+//
+// Feed is the building block every implementation uses to deliver
+// snapshots: one goroutine per watch, coalescing bursts so a slow watcher
+// gets the latest snapshot and never a backlog. Package registrytest holds
+// the conformance suite that every Registry passes.
+package registry
