@@ -14,7 +14,7 @@ import (
 // handler returns.
 type callCtx struct {
 	parent   context.Context
-	drop     func() // closes the call's connection
+	drop     func()    // closes the call's connection
 	deadline time.Time // zero: none
 	md       MD
 	peer     net.Addr
