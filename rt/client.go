@@ -381,3 +381,34 @@ func (v *svcView) withTag(key, value string, now time.Time) *svcView {
 	got, _ := v.tagged.LoadOrStore(k, t)
 	return got.(*svcView)
 }
+
+// ProviderStatus is what a client knows about one provider of a service.
+type ProviderStatus struct {
+	Addr     string
+	Weight   int    // effective weight (config override included)
+	Draining bool   // excluded by governance config
+	Breaker  string // "closed", "open" or "half-open"; "" for draining providers
+	Active   int64  // calls in flight from this client
+}
+
+// Providers returns the providers of sd that the client knows, sorted by
+// address, for dashboards, debugging and tests. It does not wait for the
+// registry: before the first call to sd it returns nil.
+func (c *Client) Providers(sd *ServiceDesc) []ProviderStatus {
+	st := (*c.svcs.Load())[sd]
+	if st == nil {
+		return nil
+	}
+	now := c.o.clock.Now()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make([]ProviderStatus, 0, len(st.snap.Providers))
+	for _, p := range st.snap.Providers {
+		ps := ProviderStatus{Addr: p.Addr, Weight: p.Weight, Draining: st.snap.Config.Instances[p.Addr].Draining}
+		if ep := st.eps[p.Addr]; ep != nil && !ps.Draining {
+			ps.Weight, ps.Active, ps.Breaker = ep.weight, ep.active.Load(), ep.br.State(now).String()
+		}
+		out = append(out, ps)
+	}
+	return out
+}
