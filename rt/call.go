@@ -123,8 +123,7 @@ func (c *Client) run(ctx context.Context, st *svcState, info *CallInfo, cs *call
 		}
 		md = appendOutgoing(ctx, md, c.o.app)
 		err = c.attempt(ctx, st, ep, m, req, resp, md, cs, deadline, attempt)
-		success := !countsAsFailure(err)
-		ep.br.Done(c.o.clock.Now(), ticket, success)
+		settle(ep, ticket, err, c.o.clock.Now())
 		if attempt == 1 {
 			st.budget.request(now)
 		}
@@ -182,6 +181,17 @@ func retryable(err error, notRun bool, mode FaultMode, m *MethodDesc, ran, tries
 		return CodeOf(err) != DeadlineExceeded || !IsRemote(err)
 	}
 	return false
+}
+
+// settle reports an attempt's outcome to the provider's breaker. A call
+// canceled by its caller says nothing about the provider: its place is
+// released without counting.
+func settle(ep *endpoint, t breakerTicket, err error, now time.Time) {
+	if CodeOf(err) == Canceled {
+		ep.br.Release(t)
+		return
+	}
+	ep.br.Done(now, t, !countsAsFailure(err))
 }
 
 // countsAsFailure says which outcomes count against a provider's breaker:
@@ -402,8 +412,7 @@ func (c *Client) race(ctx context.Context, st *svcState, v *svcView, info *CallI
 				md = MD{MDAttempt, strconv.Itoa(attempt)}
 			}
 			err := c.attempt(ctx, st, ep, m, req, r, appendOutgoing(ctx, md, c.o.app), cs, deadline, attempt)
-			lost := err != nil && ctx.Err() != nil
-			ep.br.Done(c.o.clock.Now(), ticket, lost || !countsAsFailure(err))
+			settle(ep, ticket, err, c.o.clock.Now())
 			results <- result{r, err}
 		}()
 	}

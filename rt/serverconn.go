@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/yrpc/yrpc/limiter"
 	"github.com/yrpc/yrpc/rt/metrics"
 	"github.com/yrpc/yrpc/rt/wire"
 )
@@ -38,25 +39,11 @@ type serverConn struct {
 func newServerConn(s *Server, nc net.Conn) *serverConn {
 	c := &serverConn{srv: s, nc: nc, w: newConnWriter(nc), calls: make(map[uint32]*serverCall)}
 	c.dropFunc = func() { c.close(errors.New("rt: connection dropped by fault injection")) }
-	c.ip = hostOf(nc.RemoteAddr())
+	c.ip = limiter.ClientKey(nc.RemoteAddr().String())
 	e := s.epoch.Load()
 	c.lastFrame.Store(e)
 	c.lastCall.Store(e)
 	return c
-}
-
-func hostOf(a net.Addr) string {
-	if a == nil {
-		return ""
-	}
-	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.String()
-	}
-	host, _, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return a.String()
-	}
-	return host
 }
 
 func (c *serverConn) serve() {

@@ -12,7 +12,7 @@ import (
 // DefaultWeight, no warm-up and no calls in flight.
 type Node struct {
 	Addr      string        // identity on the hash ring
-	Weight    int           // configured weight; zero or negative reads as DefaultWeight (100)
+	Weight    int           // configured weight; <= 0 reads as DefaultWeight (100), > MaxWeight as MaxWeight
 	StartTime time.Time     // when the instance started, for warm-up; zero means long ago
 	Active    *atomic.Int64 // calls in flight to this node; nil reads as 0
 }

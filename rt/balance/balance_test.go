@@ -96,6 +96,22 @@ func TestEmptyAndNilInfo(t *testing.T) {
 	}
 }
 
+// TestHugeWeights: weights far above MaxWeight neither overflow nor
+// panic, and the ring stays within hashring.MaxPoints.
+func TestHugeWeights(t *testing.T) {
+	nodes := mkNodes(math.MaxInt, math.MaxInt, 1, 100)
+	for _, b := range allBuilders(Options{Seed: 1}) {
+		p := b.Build(nodes, t0)
+		for _, info := range []*Info{{}, {Key: []byte("k")}, {Tried: []int{0}}, {Key: []byte("k"), Tried: []int{0, 1}}} {
+			for range 100 {
+				if got := p.Pick(info); got < 0 || got >= len(nodes) || slices.Contains(info.Tried, got) {
+					t.Fatalf("%s: Pick(%+v) = %d", b.Name(), info, got)
+				}
+			}
+		}
+	}
+}
+
 // TestTried checks every balancer against every subset of tried nodes,
 // with duplicate and out-of-range entries: a tried index is never
 // returned, and -1 comes back exactly when all nodes are tried.

@@ -26,7 +26,7 @@ func buildConsistentHash(nodes []Node, now time.Time, o *Options) Picker {
 	}
 	members := make([]hashring.Node, len(nodes))
 	for i, n := range nodes {
-		w := n.Weight
+		w := min(n.Weight, MaxWeight)
 		if w <= 0 {
 			w = DefaultWeight
 		}

@@ -21,6 +21,7 @@ func TestRandomWeights(t *testing.T) {
 		{"equal", []int{100, 100, 100, 100}, nil, []float64{.25, .25, .25, .25}},
 		{"1:2:3:4", []int{100, 200, 300, 400}, nil, []float64{.1, .2, .3, .4}},
 		{"default weight", []int{0, -1, 200}, nil, []float64{.25, .25, .5}},
+		{"huge weights", []int{math.MaxInt, math.MaxInt, 100}, nil, []float64{.5, .5, 0}},
 		{"tried", []int{100, 200, 300, 400}, []int{3, 3}, []float64{1. / 6, 2. / 6, 3. / 6, 0}},
 	}
 	for _, tt := range tests {

@@ -21,6 +21,7 @@ const (
 const (
 	DefaultWeight = 100              // weight of a Node whose Weight is <= 0
 	DefaultWarmUp = 10 * time.Minute // warm-up period, as in Dubbo
+	MaxWeight     = 1<<31 - 1        // larger weights read as MaxWeight
 )
 
 // Options configures a balancer. The zero value means the documented

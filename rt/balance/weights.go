@@ -47,7 +47,7 @@ func (r *rng) intn(n int64) int64 {
 // linearly during warm-up as Dubbo does, and the time its warm-up ends
 // (zero when it is not warming up).
 func warmWeight(n *Node, now time.Time, warmUp time.Duration) (w int64, end time.Time) {
-	w = int64(n.Weight)
+	w = min(int64(n.Weight), MaxWeight) // sums of many cannot overflow
 	if w <= 0 {
 		w = DefaultWeight
 	}

@@ -25,7 +25,8 @@ func (s Side) String() string {
 
 // Event is one finished call or attempt, as the runtime reports it to an
 // Observer. Its strings are shared with the runtime's descriptors: an
-// Observer must not modify them, and may keep them.
+// Observer must not modify them, and may keep them. Event is plain data; its
+// zero value has no Side and is recorded as side "unknown".
 type Event struct {
 	Side    Side
 	Service string // full service name, "package.Service"

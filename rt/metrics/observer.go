@@ -1,11 +1,15 @@
 package metrics
 
-// ObserverFunc adapts a function to an Observer. The function must be safe
-// for concurrent use.
+// ObserverFunc adapts a function to an Observer. It is as safe for
+// concurrent use as the function; a nil ObserverFunc drops every event.
 type ObserverFunc func(Event)
 
 // Observe calls f(e).
-func (f ObserverFunc) Observe(e Event) { f(e) }
+func (f ObserverFunc) Observe(e Event) {
+	if f != nil {
+		f(e)
+	}
+}
 
 // Discard is an Observer that drops every event. Its zero value is ready to
 // use, and it is safe for concurrent use.

@@ -41,6 +41,7 @@ func TestObserverFunc(t *testing.T) {
 	if n != 1 {
 		t.Errorf("ObserverFunc called %d times, want 1", n)
 	}
+	ObserverFunc(nil).Observe(Event{}) // does nothing
 }
 
 func TestSideString(t *testing.T) {

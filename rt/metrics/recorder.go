@@ -46,9 +46,10 @@ type RecorderOptions struct {
 // answers by mock kind, and keeps a latency histogram with fixed buckets.
 //
 // Create one with NewRecorder; the zero value is not usable. A Recorder is
-// safe for concurrent use. Observe takes no lock and does not allocate once
-// the event's series exists; a series' first event takes a lock and
-// allocates the series.
+// safe for concurrent use. Observe on a series seen before neither locks
+// nor allocates; a series' first event allocates it under a lock, and its
+// next few lookups take that lock until the series joins the lock-free map
+// (see index).
 type Recorder struct {
 	bounds    []time.Duration // sorted, positive, distinct; never modified
 	maxSeries int             // < 0: no limit
@@ -68,12 +69,12 @@ type seriesKey struct {
 // series holds one series' counters. Codes and mock kinds the package knows
 // have fixed slots; others go to a small locked map.
 type series struct {
-	codes   [numCodes]atomic.Uint64
-	retries atomic.Uint64
-	forced  atomic.Uint64
-	fallbck atomic.Uint64
-	sum     atomic.Int64    // nanoseconds
-	buckets []atomic.Uint64 // not cumulative; len(bounds)+1, the last is +Inf
+	codes    [numCodes]atomic.Uint64
+	retries  atomic.Uint64
+	forced   atomic.Uint64
+	fallback atomic.Uint64
+	sum      atomic.Int64    // nanoseconds
+	buckets  []atomic.Uint64 // not cumulative; len(bounds)+1, the last is +Inf
 
 	mu          sync.Mutex
 	otherCodes  map[string]uint64
@@ -132,7 +133,7 @@ func (s *series) observe(e Event, bounds []time.Duration) {
 	case "forced":
 		s.forced.Add(1)
 	case "fallback":
-		s.fallbck.Add(1)
+		s.fallback.Add(1)
 	default:
 		s.addOther(&s.otherMocked, e.Mocked)
 	}

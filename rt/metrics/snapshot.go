@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 )
@@ -13,6 +14,9 @@ import (
 // taken during traffic may count an in-flight event in one field and not yet
 // in another; each series' Count and Codes agree with each other, as do its
 // histogram's Counts and Count.
+//
+// Snapshot, Series and Histogram are plain data: their zero values are
+// empty, they are safe for concurrent reads, and methods do not modify them.
 type Snapshot struct {
 	// Series are sorted by side, service, method, whole calls before
 	// attempts, then instance.
@@ -65,10 +69,14 @@ type Histogram struct {
 // the way Prometheus' histogram_quantile does: it finds the bucket holding
 // the rank q*Count and interpolates linearly inside it, taking 0 as the first
 // bucket's lower bound. A quantile that falls in the +Inf bucket reports the
-// highest finite bound. It returns 0 for an empty histogram. The estimate's
-// error is at most the width of the bucket it falls in.
+// highest finite bound. It returns 0 for an empty histogram or a NaN q.
+// Below the +Inf bucket, the estimate's error is at most the width of the
+// bucket it falls in.
 func (h Histogram) Quantile(q float64) time.Duration {
 	if h.Count == 0 || len(h.Counts) != len(h.Bounds)+1 {
+		return 0
+	}
+	if math.IsNaN(q) {
 		return 0
 	}
 	q = min(max(q, 0), 1)
@@ -96,7 +104,8 @@ func (h Histogram) Quantile(q float64) time.Duration {
 	if in == 0 {
 		return h.Bounds[i]
 	}
-	frac := (rank - float64(below)) / float64(in)
+	// Clamped, in case Counts is not cumulative.
+	frac := min(max((rank-float64(below))/float64(in), 0), 1)
 	return lower + time.Duration(frac*float64(h.Bounds[i]-lower))
 }
 
@@ -164,7 +173,7 @@ func (s *series) snapshot(k seriesKey, bounds []time.Duration) Series {
 		out.Mocked[kind] += n
 	}
 	addMocked("forced", s.forced.Load())
-	addMocked("fallback", s.fallbck.Load())
+	addMocked("fallback", s.fallback.Load())
 	s.mu.Lock()
 	for c, n := range s.otherCodes {
 		out.Codes[c] += n

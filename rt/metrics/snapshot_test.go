@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"expvar"
 	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -38,6 +39,9 @@ func TestQuantile(t *testing.T) {
 				t.Errorf("Quantile(%v) = %v, want %v", tt.q, got, tt.want)
 			}
 		})
+	}
+	if got := (Histogram{Bounds: b, Counts: []uint64{1, 1, 1, 1}, Count: 1}).Quantile(math.NaN()); got != 0 {
+		t.Errorf("Quantile(NaN) = %v, want 0", got)
 	}
 	if got := (Histogram{}).Quantile(0.5); got != 0 {
 		t.Errorf("zero Histogram: Quantile = %v, want 0", got)
@@ -179,6 +183,7 @@ func FuzzQuantile(f *testing.F) {
 	f.Add(uint64(4), uint64(4), uint64(4), uint64(4), 0.5)
 	f.Add(uint64(0), uint64(10), uint64(10), uint64(12), 0.99)
 	f.Add(uint64(9), uint64(3), uint64(0), uint64(1), 0.25) // not cumulative
+	f.Add(uint64(1), uint64(1), uint64(1), uint64(1), math.NaN())
 	f.Fuzz(func(t *testing.T, c0, c1, c2, inf uint64, q float64) {
 		h := Histogram{Bounds: testBounds, Counts: []uint64{c0, c1, c2, inf}, Count: inf}
 		got := h.Quantile(q)

@@ -113,7 +113,10 @@ type Registry interface {
 	// again after every change, serially, from a goroutine of the registry,
 	// until stop is called. A failed or empty listing from the backing store
 	// never replaces a non-empty snapshot with an empty one unless the
-	// providers really left. stop waits for a running fn to return.
+	// providers really left. stop waits for a running fn to return (so fn
+	// must not call it), and fn is not called after stop returns. Snapshots
+	// may be shared between watchers: fn must not modify them. A slow fn
+	// misses intermediate snapshots, never the latest.
 	Watch(key Key, fn func(Snapshot)) (stop func(), err error)
 	// Close deregisters everything this registry registered and stops all
 	// watches.

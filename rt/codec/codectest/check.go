@@ -58,11 +58,16 @@ func RoundTrip[T any, M Message[T]](t testing.TB, seed uint64, n int) {
 // codec.ErrTruncated or another codec error, never panic.
 func Truncations[T any, M Message[T]](t testing.TB, seed uint64, n int) {
 	t.Helper()
-	f := &Filler{Rand: rand.New(rand.NewPCG(seed, seed+1))}
+	// Small values: decoding every prefix costs time quadratic in the size.
+	f := &Filler{Rand: rand.New(rand.NewPCG(seed, seed+1)), MaxDepth: 1, MaxLen: 2}
 	for i := range n {
 		in := M(new(T))
 		f.Fill(in)
 		b := in.MarshalAppend(nil)
+		for len(b) > 2048 {
+			f.Fill(in)
+			b = in.MarshalAppend(b[:0])
+		}
 		bounds := fieldBoundaries(t, b)
 		for cut := range len(b) {
 			err := M(new(T)).Unmarshal(b[:cut])
@@ -175,4 +180,25 @@ func CheckDecode[T any, M Message[T]](t *testing.T, b []byte) {
 	if diff := cmp.Diff(m, again, equalOpts); diff != "" {
 		t.Fatalf("re-encoded message differs (-first +second):\n%s", diff)
 	}
+}
+
+// Fuzz seeds f with 20 encoder outputs of M and runs CheckDecode on every
+// input: a fuzz target's whole body.
+func Fuzz[T any, M Message[T]](f *testing.F, seed uint64) {
+	for _, s := range Seeds[T, M](seed, 20) {
+		f.Add(s)
+	}
+	f.Add([]byte{})
+	f.Fuzz(CheckDecode[T, M])
+}
+
+// Suite runs RoundTrip (n values), Truncations (n/20 values) and
+// CheckMalformed on M as subtests named name.
+func Suite[T any, M Message[T]](t *testing.T, name string, seed uint64, n int) {
+	t.Run(name, func(t *testing.T) {
+		t.Parallel()
+		RoundTrip[T, M](t, seed, n)
+		Truncations[T, M](t, seed+1, max(n/20, 1))
+		CheckMalformed[T, M](t)
+	})
 }
