@@ -1,0 +1,195 @@
+package rpc
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/yrpc/yrpc/schema"
+)
+
+// Builder builds one method declaration; Unary and Oneway return it and its
+// modifiers chain. Its zero value is not a method: use Unary or Oneway. A
+// Builder is not safe for concurrent use.
+type Builder struct {
+	desc  schema.MethodDescriptor
+	call  string
+	done  bool // Descriptor has run its final checks
+	retry bool // Retry was called
+}
+
+// Unary declares a request-response method: the client sends a req message
+// and waits for a resp message. req and resp are Type method expressions,
+// e.g. rpc.Unary("Get", GetUser.Type, User.Type).
+func Unary(name string, req, resp any) *Builder {
+	b := newBuilder(fmt.Sprintf("rpc.Unary(%q, %s, %s)", name, schema.RefString(req), schema.RefString(resp)), name)
+	b.desc.Request, b.desc.RequestPkg = b.ref(req)
+	b.desc.Response, b.desc.ResponsePkg = b.ref(resp)
+	return b
+}
+
+// Oneway declares a fire-and-forget method: the client sends a req message
+// and does not wait for an answer.
+func Oneway(name string, req any) *Builder {
+	b := newBuilder(fmt.Sprintf("rpc.Oneway(%q, %s)", name, schema.RefString(req)), name)
+	b.desc.Request, b.desc.RequestPkg = b.ref(req)
+	b.desc.Oneway = true
+	return b
+}
+
+func newBuilder(call, name string) *Builder {
+	b := &Builder{call: call}
+	b.desc.Name = name
+	if _, file, line, ok := runtime.Caller(2); ok {
+		b.desc.Pos = fmt.Sprintf("%s:%d", file, line)
+	}
+	if !isExported(name) {
+		b.fail("", "method name must be an exported Go identifier like \"Get\"")
+	}
+	return b
+}
+
+func (b *Builder) ref(r any) (name, pkg string) {
+	name, pkg, err := schema.Ref(r)
+	if err != nil {
+		b.fail("", "%v", err)
+	}
+	return name, pkg
+}
+
+func (b *Builder) fail(mod, format string, args ...any) *Builder {
+	call := b.call
+	if mod != "" {
+		call += "." + mod
+	}
+	b.desc.Errors = append(b.desc.Errors, &schema.BuildError{Call: call, Msg: fmt.Sprintf(format, args...)})
+	return b
+}
+
+// Descriptor returns the method's descriptor, with the mistakes found in
+// Errors.
+func (b *Builder) Descriptor() *schema.MethodDescriptor {
+	if !b.done {
+		b.done = true
+		if r := b.desc.Retry; r != nil && !b.retry {
+			if r.Backoff != 0 || r.MaxInterval != 0 {
+				b.fail(fmt.Sprintf("Backoff(%v, %v)", r.Backoff, r.MaxInterval), "backoff needs Retry(tries, interval)")
+			}
+			if r.Jitter != 0 {
+				b.fail(fmt.Sprintf("Jitter(%v)", r.Jitter), "jitter needs Retry(tries, interval)")
+			}
+		}
+		if b.desc.Hedge > 0 && !b.desc.Idempotent {
+			b.fail(fmt.Sprintf("Hedge(%v)", b.desc.Hedge), "hedging needs an Idempotent method")
+		}
+		if b.desc.FaultMode == "forking" && !b.desc.Idempotent {
+			b.fail(fmt.Sprintf("FaultMode(rpc.Forking(%d))", b.desc.Forks), "forking needs an Idempotent method")
+		}
+	}
+	return &b.desc
+}
+
+// Comment sets the method's doc comment in generated code.
+func (b *Builder) Comment(text string) *Builder {
+	b.desc.Comment = text
+	return b
+}
+
+// Idempotent marks the method safe to call more than once with the same
+// request: clients may retry it after any failure and hedge it.
+func (b *Builder) Idempotent() *Builder {
+	b.desc.Idempotent = true
+	return b
+}
+
+// Timeout sets the default deadline of one call, retries included.
+func (b *Builder) Timeout(d time.Duration) *Builder {
+	if d <= 0 {
+		return b.fail(fmt.Sprintf("Timeout(%v)", d), "timeout must be > 0")
+	}
+	b.desc.Timeout = d
+	return b
+}
+
+// Retry makes the client try a failed call up to tries times in all (the
+// first attempt included), each time on another instance, waiting interval
+// before the first retry. Non-idempotent methods are retried only when the
+// error proves the call did not run.
+func (b *Builder) Retry(tries int, interval time.Duration) *Builder {
+	mod := fmt.Sprintf("Retry(%d, %v)", tries, interval)
+	switch {
+	case tries < 1:
+		return b.fail(mod, "tries must be >= 1 (the first attempt counts)")
+	case interval < 0:
+		return b.fail(mod, "interval must be >= 0")
+	}
+	b.retry = true
+	r := b.retryPolicy()
+	r.Tries, r.Interval = tries, interval
+	return b
+}
+
+func (b *Builder) retryPolicy() *schema.RetryPolicy {
+	if b.desc.Retry == nil {
+		b.desc.Retry = &schema.RetryPolicy{}
+	}
+	return b.desc.Retry
+}
+
+// Backoff multiplies the retry interval by mult (>= 1) after each retry, up
+// to max (0 means no cap). It needs Retry.
+func (b *Builder) Backoff(mult float64, max time.Duration) *Builder {
+	mod := fmt.Sprintf("Backoff(%v, %v)", mult, max)
+	switch {
+	case !(mult >= 1) || mult > 1000:
+		return b.fail(mod, "multiplier must be in [1, 1000]")
+	case max < 0:
+		return b.fail(mod, "max interval must be >= 0")
+	}
+	r := b.retryPolicy()
+	r.Backoff, r.MaxInterval = mult, max
+	return b
+}
+
+// Jitter randomizes each retry interval by ± f of itself (0 <= f <= 1). It
+// needs Retry.
+func (b *Builder) Jitter(f float64) *Builder {
+	if !(f >= 0 && f <= 1) {
+		return b.fail(fmt.Sprintf("Jitter(%v)", f), "jitter must be in [0, 1]")
+	}
+	b.retryPolicy().Jitter = f
+	return b
+}
+
+// HashKey names the request field (a scalar or string) whose value picks the
+// instance under consistent-hash balancing.
+func (b *Builder) HashKey(field string) *Builder {
+	if field == "" {
+		return b.fail(`HashKey("")`, "hash key must name a request field")
+	}
+	b.desc.HashKey = field
+	return b
+}
+
+// Hedge sends a second attempt to another instance when the first has not
+// answered after d; the first answer wins. It needs Idempotent.
+func (b *Builder) Hedge(d time.Duration) *Builder {
+	if d <= 0 {
+		return b.fail(fmt.Sprintf("Hedge(%v)", d), "hedge delay must be > 0")
+	}
+	b.desc.Hedge = d
+	return b
+}
+
+func isExported(s string) bool {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

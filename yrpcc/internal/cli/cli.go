@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/yrpc/yrpc/gen"
+	"github.com/yrpc/yrpc/gen/load"
+)
+
+// Version is yrpcc's version, printed by `yrpcc version`.
+const Version = "v0.1.0-dev"
+
+// Env runs yrpcc commands. Create it with New; tests replace its fields.
+// An Env is not safe for concurrent use by several commands.
+type Env struct {
+	Stdout, Stderr io.Writer
+	// Dir is the working directory that relative paths are resolved in; ""
+	// means the process's.
+	Dir string
+	// Load loads a schema package; New sets load.Load.
+	Load func(ctx context.Context, pattern string, opts load.Options) (*gen.Spec, error)
+	// Generate renders a spec; New sets gen.Generate.
+	Generate func(spec *gen.Spec, cfg gen.Config) ([]gen.File, error)
+}
+
+// New returns an Env that writes to stdout and stderr and uses the real
+// loader and generator.
+func New(stdout, stderr io.Writer) *Env {
+	return &Env{Stdout: stdout, Stderr: stderr, Load: load.Load, Generate: gen.Generate}
+}
+
+// command is one subcommand.
+type command struct {
+	name, args, summary string
+	run                 func(e *Env, ctx context.Context, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"init", "[--dir DIR] [--service NAME]... NAME...", "scaffold schema files for new messages and services", (*Env).runInit},
+		{"generate", "[--target DIR] [--package NAME] [-v] SCHEMA", "generate Go code from a schema package", (*Env).runGenerate},
+		{"describe", "[--package NAME] SCHEMA", "print the services, methods, policies and messages of a schema", (*Env).runDescribe},
+		{"proto", "[--out FILE] [--go-package PATH] [--package NAME] SCHEMA", "print an equivalent proto3 file", (*Env).runProto},
+		{"version", "", "print yrpcc's version", (*Env).runVersion},
+		{"ctl", "...", "read and change governance config in the registry", (*Env).runCtl},
+	}
+}
+
+// packageUsage documents the --package flag of describe and proto.
+const packageUsage = "protobuf package (the method-ID namespace) when the schema has no schema.Package; pass the generated package's name to match what generate used (default: the schema directory's parent's name)"
+
+// usageError reports bad arguments; the message says what is wrong.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// errHelp means the user asked for help, which was printed.
+var errHelp = flag.ErrHelp
+
+// Run runs the command in args (without the program name) and returns the
+// process exit status: 0 on success, 1 on failure, 2 on bad usage. Errors
+// go to Stderr as "yrpcc: ..." lines.
+func (e *Env) Run(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		e.usage(e.Stderr)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		e.usage(e.Stdout)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(e, ctx, args[1:])
+		var ue *usageError
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, errHelp):
+			return 0
+		case errors.As(err, &ue):
+			fmt.Fprintf(e.Stderr, "yrpcc %s: %v (see yrpcc %s --help)\n", c.name, err, c.name)
+			return 2
+		default:
+			fmt.Fprintf(e.Stderr, "yrpcc %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(e.Stderr, "yrpcc: unknown command %q (see yrpcc --help)\n", args[0])
+	return 2
+}
+
+func (e *Env) usage(w io.Writer) {
+	fmt.Fprintf(w, "yrpcc %s: yrpc's code generator.\n\nUsage:\n", Version)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  yrpcc %-9s %s\n", c.name, c.args)
+	}
+	fmt.Fprintf(w, "\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nSCHEMA is a schema package directory (./schema) or import path.\nRun yrpcc COMMAND --help for a command's flags.\n")
+}
+
+// flagSet returns a flag set for command name whose --help prints to
+// Stdout.
+func (e *Env) flagSet(name, args, about string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(e.Stdout, "Usage: yrpcc %s %s\n\n%s\n", name, args, about)
+		fs.SetOutput(e.Stdout)
+		if hasFlags(fs) {
+			fmt.Fprintln(e.Stdout, "\nFlags:")
+			fs.PrintDefaults()
+		}
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+// parse parses flags that may come before, between or after positional
+// arguments and returns the positional ones.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, errHelp // fs.Usage has printed the help
+			}
+			return nil, usagef("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// path resolves p against e.Dir.
+func (e *Env) path(p string) string {
+	if filepath.IsAbs(p) || e.Dir == "" {
+		return p
+	}
+	return filepath.Join(e.Dir, p)
+}
+
+// loadSchema loads the one schema package named in args.
+func (e *Env) loadSchema(ctx context.Context, args []string, opts load.Options) (*gen.Spec, error) {
+	if len(args) != 1 {
+		return nil, usagef("want one schema package, got %d arguments", len(args))
+	}
+	opts.Dir = e.Dir
+	return e.Load(ctx, args[0], opts)
+}
+
+func (e *Env) runVersion(_ context.Context, args []string) error {
+	fs := e.flagSet("version", "", "Version prints yrpcc's version and the generated-code version it writes.")
+	rest, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("unexpected arguments %q", rest)
+	}
+	fmt.Fprintf(e.Stdout, "yrpcc %s (spec version %d, generated code needs rt.SupportPackageIsVersion1)\n", Version, gen.SpecVersion)
+	return nil
+}
+
+func (e *Env) runCtl(_ context.Context, args []string) error {
+	fs := e.flagSet("ctl", "COMMAND [ARGS]", "Ctl reads and changes governance config (drain, limits, weights, mocks) in the registry.")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	return errors.New("ctl is not available yet in this build")
+}
+
+// isDir reports whether p names an existing directory.
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// looksLikePath reports whether a schema argument is a directory path
+// rather than an import path.
+func looksLikePath(p string) bool {
+	return p == "." || p == ".." || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") || filepath.IsAbs(p) || strings.HasPrefix(p, `.\`)
+}

@@ -1,0 +1,357 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/yrpc/yrpc/gen"
+	"github.com/yrpc/yrpc/gen/load"
+)
+
+const (
+	usersSchema   = "../../../examples/users/schema"
+	greeterSchema = "../../../examples/greeter/schema"
+)
+
+// run runs yrpcc with args in-process.
+func run(t *testing.T, e *Env, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if e == nil {
+		e = New(nil, nil)
+	}
+	e.Stdout, e.Stderr = &out, &errOut
+	code = e.Run(context.Background(), args)
+	return code, out.String(), errOut.String()
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{
+		{"--help"}, {"help"},
+		{"init", "--help"}, {"generate", "--help"}, {"describe", "-h"},
+		{"proto", "--help"}, {"version", "--help"}, {"ctl", "--help"},
+	} {
+		code, out, errOut := run(t, nil, args...)
+		if code != 0 || !strings.Contains(out, "yrpcc") || errOut != "" || strings.Count(out, "Usage") != 1 {
+			t.Errorf("yrpcc %v: code %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+}
+
+// TestBadUsage checks that bad input exits non-zero with one line on
+// stderr.
+func TestBadUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, ""},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"generate"}, 2, "want one schema package, got 0 arguments"},
+		{[]string{"generate", "a", "b"}, 2, "got 2 arguments"},
+		{[]string{"generate", "--bogus", "x"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"generate", "--package", "no-dash", usersSchema}, 2, `--package "no-dash" is not a Go identifier`},
+		{[]string{"generate", "example.com/some/schema"}, 2, "--target is required"},
+		{[]string{"describe", "./no/such/dir"}, 1, "yrpcc describe: load: "},
+		{[]string{"generate", "./no/such/dir"}, 1, `yrpcc generate: schema directory "./no/such/dir" does not exist`},
+		{[]string{"init"}, 2, "give the names"},
+		{[]string{"init", "lower"}, 2, `"lower" is not an exported Go identifier`},
+		{[]string{"version", "extra"}, 2, "unexpected arguments"},
+		{[]string{"ctl", "ls"}, 1, "ctl is not available yet"},
+	} {
+		code, _, errOut := run(t, nil, tc.args...)
+		if code != tc.code {
+			t.Errorf("yrpcc %v: exit %d, want %d (stderr %q)", tc.args, code, tc.code, errOut)
+		}
+		if tc.code == 2 && len(tc.args) == 0 {
+			continue // the usage text
+		}
+		if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("yrpcc %v: stderr %q, want one line containing %q", tc.args, errOut, tc.want)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := run(t, nil, "version")
+	if code != 0 || !strings.HasPrefix(out, "yrpcc "+Version) {
+		t.Fatalf("version: %d %q", code, out)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	code, out, errOut := run(t, nil, "describe", usersSchema)
+	if code != 0 {
+		t.Fatalf("describe: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"service Users  group=HK  version=1.2.0  rate-limit=300/s burst 500  breaker=50% of >=20 calls, open 5s  balance=consistent_hash",
+		"idempotent timeout=300ms retry=3 tries every 50ms x2 max 1s ±20% hash-key=id",
+		"mock=on-failure empty",
+		`mock=on-failure value {"id":0,"name":"guest"}`,
+		`mock=force fail Unavailable "deletes are disabled"`,
+		"(oneway)",
+		"fault=failsafe",
+		"idempotent fault=forking(2)",
+		"fault=failover hedge=50ms",
+		"message User  reserved 6, 12",
+		"not-empty max-len=64",
+		"values=member=0,admin=1,owner=10",
+		"map[string]Address",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
+}
+
+// TestProto checks the proto export of the users example, with protoc
+// when it is installed.
+func TestProto(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "users.proto")
+	code, _, errOut := run(t, nil, "proto", "--out", out, "--go-package", "example.com/userspb", usersSchema)
+	if code != 0 {
+		t.Fatalf("proto: exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(data)
+	for _, want := range []string{
+		`syntax = "proto3";`,
+		"package users;",
+		`import "google/protobuf/timestamp.proto";`,
+		`import "google/protobuf/duration.proto";`,
+		`import "google/protobuf/empty.proto";`,
+		`option go_package = "example.com/userspb";`,
+		"rpc Touch(TouchUser) returns (google.protobuf.Empty);",
+		"option idempotency_level = IDEMPOTENT;",
+		"google.protobuf.Timestamp created_at = 100;",
+		"optional uint32 age = 9;",
+		"optional string nickname = 10 [deprecated = true];",
+		"repeated int32 unpacked_i32s = 21 [packed = false];",
+		"map<string, Address> addresses = 19;",
+		"sint64 last = 536870911;",
+		"reserved 6, 12;",
+		"enum UserRole {\n  USER_ROLE_MEMBER = 0;\n  USER_ROLE_ADMIN = 1;\n  USER_ROLE_OWNER = 10;\n}",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("proto output lacks %q", want)
+		}
+	}
+	protoc(t, dir, "users.proto")
+}
+
+// TestProtoHello checks that the hello example exports the message of
+// ../shared/bench/benchmark.proto.
+func TestProtoHello(t *testing.T) {
+	code, out, errOut := run(t, nil, "proto", "../../../examples/hello/schema")
+	if code != 0 {
+		t.Fatalf("proto: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"package bench;", "rpc Say(BenchmarkMessage) returns (BenchmarkMessage);", "repeated fixed64 field5 = 5;", "int32 field131 = 131;"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("proto output lacks %q", want)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hello.proto"), []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	protoc(t, dir, "hello.proto")
+}
+
+// protoc compiles dir/file with /usr/bin/protoc, or skips.
+func protoc(t *testing.T, dir, file string) {
+	t.Helper()
+	const bin = "/usr/bin/protoc"
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("%s is not installed; the output was not compiled", bin)
+	}
+	args := []string{"-I" + dir}
+	if _, err := os.Stat("/usr/include/google/protobuf/timestamp.proto"); err == nil {
+		args = append(args, "-I/usr/include")
+	}
+	args = append(args, "--descriptor_set_out="+filepath.Join(dir, "out.pb"), filepath.Join(dir, file))
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("protoc: %v\n%s", err, out)
+	}
+}
+
+// fakeSpec is what the fake loader returns.
+var fakeSpec = &gen.Spec{Version: gen.SpecVersion, Package: "x", Messages: []*gen.Message{{Name: "M"}}}
+
+func TestGenerateWritesAndRemovesStale(t *testing.T) {
+	root := t.TempDir()
+	schemaDir := filepath.Join(root, "api", "schema")
+	target := filepath.Join(root, "api")
+	if err := os.MkdirAll(schemaDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(target, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("stale.yrpc.go", generatedHeader+"\n\npackage api\n")
+	write("mine.go", "// Package api is hand-written.\npackage api\n")
+	write("other_gen.go", "// Code generated by stringer. DO NOT EDIT.\n\npackage api\n")
+
+	var gotCfg gen.Config
+	var gotOpts load.Options
+	files := []gen.File{
+		{Name: "m.yrpc.go", Content: []byte(generatedHeader + "\n\npackage api\n\ntype M struct{}\n")},
+		{Name: "m_service.yrpc.go", Content: []byte(generatedHeader + "\n\npackage api\n")},
+	}
+	e := &Env{
+		Dir: root,
+		Load: func(_ context.Context, pattern string, opts load.Options) (*gen.Spec, error) {
+			gotOpts = opts
+			if pattern != "./api/schema" {
+				t.Errorf("pattern %q", pattern)
+			}
+			return fakeSpec, nil
+		},
+		Generate: func(spec *gen.Spec, cfg gen.Config) ([]gen.File, error) {
+			gotCfg = cfg
+			return files, nil
+		},
+	}
+	code, out, errOut := run(t, e, "generate", "-v", "./api/schema")
+	if code != 0 {
+		t.Fatalf("generate: exit %d: %s", code, errOut)
+	}
+	if gotCfg.Package != "api" || gotOpts.Package != "api" || gotOpts.Dir != root {
+		t.Errorf("config %+v, options %+v", gotCfg, gotOpts)
+	}
+	wantOut := "wrote " + filepath.Join(target, "m.yrpc.go") + "\nwrote " + filepath.Join(target, "m_service.yrpc.go") + "\nremoved " + filepath.Join(target, "stale.yrpc.go") + "\n"
+	if out != wantOut {
+		t.Errorf("output:\n%s\nwant:\n%s", out, wantOut)
+	}
+	for name, want := range map[string]bool{"m.yrpc.go": true, "m_service.yrpc.go": true, "mine.go": true, "other_gen.go": true, "stale.yrpc.go": false} {
+		if _, err := os.Stat(filepath.Join(target, name)); (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v", name, err == nil, want)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(target, ".*tmp*"))
+	if len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+
+	// A second run with the same output rewrites nothing.
+	code, out, _ = run(t, e, "generate", "-v", "--package", "apipb", "./api/schema")
+	if code != 0 || out != "" || gotCfg.Package != "apipb" {
+		t.Errorf("second run: exit %d, output %q, package %q", code, out, gotCfg.Package)
+	}
+
+	// --target elsewhere.
+	code, _, errOut = run(t, e, "generate", "--target", "out/v1", "./api/schema")
+	if code != 0 || gotCfg.Package != "v1" {
+		t.Fatalf("generate --target: exit %d (%s), package %q", code, errOut, gotCfg.Package)
+	}
+	if _, err := os.Stat(filepath.Join(root, "out", "v1", "m.yrpc.go")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestGenerateErrors(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "api")
+	if err := os.MkdirAll(filepath.Join(root, "schema"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := &Env{
+		Dir:  root,
+		Load: func(context.Context, string, load.Options) (*gen.Spec, error) { return fakeSpec, nil },
+		Generate: func(*gen.Spec, gen.Config) ([]gen.File, error) {
+			return nil, errors.New("gen: generator not built yet")
+		},
+	}
+	code, _, errOut := run(t, e, "generate", "./schema")
+	if code != 1 || errOut != "yrpcc generate: gen: generator not built yet\n" {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	e.Generate = func(*gen.Spec, gen.Config) ([]gen.File, error) {
+		return []gen.File{{Name: "../escape.go", Content: []byte("package x\n")}}, nil
+	}
+	code, _, errOut = run(t, e, "generate", "./schema")
+	if code != 1 || !strings.Contains(errOut, `bad file name "../escape.go"`) {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestGenerateGreeter runs the real loader and generator on the greeter
+// example into a temporary directory.
+func TestGenerateGreeter(t *testing.T) {
+	target := t.TempDir()
+	code, _, errOut := run(t, nil, "generate", "--target", target, "--package", "greeterrpc", greeterSchema)
+	if code != 0 {
+		t.Fatalf("generate: exit %d: %s", code, errOut)
+	}
+	files, _ := filepath.Glob(filepath.Join(target, "*.go"))
+	if len(files) == 0 {
+		t.Fatal("no files generated")
+	}
+	for _, f := range files {
+		if ok, err := isGenerated(f); err != nil || !ok {
+			t.Errorf("%s lacks the header %q", f, generatedHeader)
+		}
+	}
+}
+
+func TestInit(t *testing.T) {
+	// The scaffold must compile against this module, so it goes in a
+	// temporary directory inside the package ("_" hides it from ./...).
+	dir, err := os.MkdirTemp(".", "_init-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	code, out, errOut := run(t, nil, "init", "--dir", dir, "User", "GetUser", "--service", "Users")
+	if code != 0 {
+		t.Fatalf("init: exit %d: %s", code, errOut)
+	}
+	for _, name := range []string{"user.go", "get_user.go", "users.go", "generate.go"} {
+		if !strings.Contains(out, filepath.Join(dir, name)) {
+			t.Errorf("init output %q lacks %s", out, name)
+		}
+	}
+	gen, err := os.ReadFile(filepath.Join(dir, "generate.go"))
+	if err != nil || !strings.Contains(string(gen), "//go:generate go run github.com/yrpc/yrpc/yrpcc generate --target ../clirpc .") {
+		t.Errorf("generate.go: %v\n%s", err, gen)
+	}
+	// Refuses to overwrite, and writes nothing then.
+	code, _, errOut = run(t, nil, "init", "--dir", dir, "Address", "User")
+	if code != 1 || !strings.Contains(errOut, "already exists") {
+		t.Errorf("second init: exit %d, stderr %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "address.go")); err == nil {
+		t.Error("init wrote address.go although user.go exists")
+	}
+	spec, err := load.Load(context.Background(), "./"+dir, load.Options{})
+	if err != nil {
+		t.Fatalf("loading the scaffold: %v", err)
+	}
+	if len(spec.Messages) != 2 || len(spec.Services) != 1 || spec.Services[0].Name != "Users" {
+		t.Errorf("scaffold spec: %d messages, %d services", len(spec.Messages), len(spec.Services))
+	}
+}
+
+func TestSnake(t *testing.T) {
+	for in, want := range map[string]string{"User": "user", "GetUser": "get_user", "UserID": "user_id", "HTTPServer": "http_server", "A": "a", "ABC": "abc", "V2Api": "v2_api"} {
+		if got := snake(in); got != want {
+			t.Errorf("snake(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

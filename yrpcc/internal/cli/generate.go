@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/yrpc/yrpc/gen"
+	"github.com/yrpc/yrpc/gen/load"
+)
+
+func (e *Env) runGenerate(ctx context.Context, args []string) error {
+	fs := e.flagSet("generate", "[--target DIR] [--package NAME] [-v] SCHEMA",
+		`Generate loads the schema package SCHEMA and writes the generated Go package
+into the target directory: messages with their codecs and validators,
+enums, service descriptors, dispatch tables, server interfaces and client
+stubs. Files that an earlier run generated but this one does not are
+removed; other files in the target are left alone.`)
+	target := fs.String("target", "", "directory of the generated package (default: the schema directory's parent, as ent does: ./x/schema -> ./x)")
+	pkgName := fs.String("package", "", "Go package name of the generated code (default: the target directory's name)")
+	verbose := fs.Bool("v", false, "list the files written and removed")
+	rest, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return usagef("want one schema package, got %d arguments", len(rest))
+	}
+	schemaArg := rest[0]
+	dir := *target
+	if looksLikePath(schemaArg) && !isDir(e.path(schemaArg)) {
+		return fmt.Errorf("schema directory %q does not exist", schemaArg)
+	}
+	if dir == "" {
+		if !looksLikePath(schemaArg) {
+			return usagef("--target is required when the schema %q is an import path", schemaArg)
+		}
+		dir = filepath.Dir(filepath.Clean(e.path(schemaArg)))
+	} else {
+		dir = e.path(dir)
+	}
+	name := *pkgName
+	if name == "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return err
+		}
+		name = packageName(filepath.Base(abs))
+		if name == "" {
+			return usagef("cannot derive a package name from %q; use --package", dir)
+		}
+	} else if !isGoIdent(name) {
+		return usagef("--package %q is not a Go identifier", name)
+	}
+	spec, err := e.loadSchema(ctx, rest, load.Options{Package: name})
+	if err != nil {
+		return err
+	}
+	files, err := e.Generate(spec, gen.Config{Package: name, ImportPath: importPath(dir)})
+	if err != nil {
+		return err
+	}
+	written, removed, err := writeFiles(dir, files)
+	if *verbose {
+		for _, f := range written {
+			fmt.Fprintf(e.Stdout, "wrote %s\n", filepath.Join(dir, f))
+		}
+		for _, f := range removed {
+			fmt.Fprintf(e.Stdout, "removed %s\n", filepath.Join(dir, f))
+		}
+	}
+	return err
+}
+
+// packageName turns a directory name into a Go package name: its letters
+// (lower-cased) and digits, not starting with a digit.
+func packageName(dir string) string {
+	var b strings.Builder
+	for _, c := range strings.ToLower(dir) {
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9' && b.Len() > 0:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+func isGoIdent(s string) bool {
+	for i, c := range s {
+		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// importPath returns the import path that dir has in its module (found by
+// walking up to go.mod), or "" when it cannot tell.
+func importPath(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for d := abs; ; {
+		if mod := modulePath(filepath.Join(d, "go.mod")); mod != "" {
+			rel, err := filepath.Rel(d, abs)
+			if err != nil {
+				return ""
+			}
+			if rel == "." {
+				return mod
+			}
+			return mod + "/" + filepath.ToSlash(rel)
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// modulePath reads the module directive of a go.mod file; "" if there is
+// none or the file does not exist.
+func modulePath(gomod string) string {
+	f, err := os.Open(gomod)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if rest, ok := strings.CutPrefix(line, "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"go/format"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/template"
+)
+
+// names is a repeatable string flag.
+type names []string
+
+func (n *names) String() string     { return strings.Join(*n, ",") }
+func (n *names) Set(s string) error { *n = append(*n, s); return nil }
+
+func (e *Env) runInit(_ context.Context, args []string) error {
+	fs := e.flagSet("init", "[--dir DIR] [--service NAME]... NAME...",
+		`Init scaffolds a schema file per new message (each NAME) and per new
+service (each --service NAME) in the schema directory, like ent new. It
+also writes generate.go with a go:generate line if the directory has none;
+that line generates into a sibling directory named after the schema
+directory's parent plus "rpc" (./shop/schema -> ./shop/shoprpc).
+It never overwrites a file.`)
+	dir := fs.String("dir", "schema", "schema directory")
+	var services names
+	fs.Var(&services, "service", "scaffold a service named `NAME` (repeatable)")
+	messages, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(messages)+len(services) == 0 {
+		return usagef("give the names of the messages (and --service names) to scaffold")
+	}
+	type scaffold struct {
+		name    string
+		service bool
+	}
+	var todo []scaffold
+	seen := map[string]bool{}
+	for _, list := range []struct {
+		names   []string
+		service bool
+	}{{messages, false}, {services, true}} {
+		for _, n := range list.names {
+			if !isGoIdent(n) || n[0] < 'A' || n[0] > 'Z' {
+				return usagef("%q is not an exported Go identifier like \"User\"", n)
+			}
+			if seen[n] {
+				return usagef("%q is given twice", n)
+			}
+			seen[n] = true
+			todo = append(todo, scaffold{n, list.service})
+		}
+	}
+	target := e.path(*dir)
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		return err
+	}
+	pkg, err := dirPackage(target)
+	if err != nil {
+		return err
+	}
+	// Check every file first so that init writes all or nothing.
+	var out []initFile
+	for _, s := range todo {
+		src, err := render(scaffoldTmpl, map[string]any{"Package": pkg, "Name": s.name, "Service": s.service})
+		if err != nil {
+			return err
+		}
+		out = append(out, initFile{filepath.Join(target, snake(s.name)+".go"), src})
+	}
+	for _, f := range out {
+		if _, err := os.Stat(f.path); err == nil {
+			return fmt.Errorf("%s already exists; init does not overwrite files", f.path)
+		}
+	}
+	if !hasGenerateDirective(target) {
+		src, err := render(generateTmpl, map[string]any{"Package": pkg, "Target": "../" + generatedName(target)})
+		if err != nil {
+			return err
+		}
+		out = append(out, initFile{filepath.Join(target, "generate.go"), src})
+	}
+	for _, f := range out {
+		if err := writeNew(f.path, f.src); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.Stdout, "created %s\n", f.path)
+	}
+	return nil
+}
+
+type initFile struct {
+	path string
+	src  []byte
+}
+
+// writeNew creates path with data and fails if it exists.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%s already exists; init does not overwrite files", path)
+		}
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// dirPackage returns the package name of the Go files in dir, or "schema"
+// when there are none.
+func dirPackage(dir string) (string, error) {
+	matches, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	for _, m := range matches {
+		if strings.HasSuffix(m, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), m, nil, parser.PackageClauseOnly)
+		if err != nil {
+			return "", err
+		}
+		return f.Name.Name, nil
+	}
+	return "schema", nil
+}
+
+// hasGenerateDirective reports whether a Go file in dir has a go:generate
+// line that runs yrpcc.
+func hasGenerateDirective(dir string) bool {
+	matches, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	for _, m := range matches {
+		data, err := os.ReadFile(m)
+		if err == nil && bytes.Contains(data, []byte("//go:generate")) && bytes.Contains(data, []byte("yrpcc")) {
+			return true
+		}
+	}
+	return false
+}
+
+func render(t *template.Template, data any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return nil, err
+	}
+	return format.Source(b.Bytes())
+}
+
+// snake turns a Go name into a file name: "GetUser" -> "get_user",
+// "UserID" -> "user_id".
+func snake(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			prevLower := i > 0 && !('A' <= name[i-1] && name[i-1] <= 'Z')
+			nextLower := i > 0 && i+1 < len(name) && 'a' <= name[i+1] && name[i+1] <= 'z'
+			if i > 0 && (prevLower || nextLower) && name[i-1] != '_' {
+				b.WriteByte('_')
+			}
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+var scaffoldTmpl = template.Must(template.New("scaffold").Parse(`package {{.Package}}
+
+import "github.com/yrpc/yrpc/schema"
+
+{{if .Service -}}
+// {{.Name}} holds the schema of the {{.Name}} service.
+type {{.Name}} struct{ schema.Service }
+
+// Methods of {{.Name}}.
+func ({{.Name}}) Methods() []schema.Method {
+	return []schema.Method{
+		// rpc.Unary("Get", GetRequest.Type, GetResponse.Type).Idempotent(),
+	}
+}
+
+// Annotations of {{.Name}}.
+func ({{.Name}}) Annotations() []schema.Annotation {
+	return nil
+}
+{{- else -}}
+// {{.Name}} holds the schema of the {{.Name}} message.
+type {{.Name}} struct{ schema.Message }
+
+// Fields of {{.Name}}.
+func ({{.Name}}) Fields() []schema.Field {
+	return []schema.Field{
+		// field.String("name", 1),
+	}
+}
+{{- end}}
+`))
+
+var generateTmpl = template.Must(template.New("generate").Parse(`package {{.Package}}
+
+//go:generate go run github.com/yrpc/yrpc/yrpcc generate --target {{.Target}} .
+`))
+
+// generatedName names the generated package of a schema directory: the
+// name of the directory above it plus "rpc" (./shop/schema -> shoprpc, in
+// ./shop/shoprpc), so that generated code gets its own package rather than
+// joining the parent's.
+func generatedName(schemaDir string) string {
+	abs, err := filepath.Abs(schemaDir)
+	if err != nil {
+		return "rpc"
+	}
+	return packageName(filepath.Base(filepath.Dir(abs))) + "rpc"
+}
