@@ -323,6 +323,7 @@ func TestWarmUp(t *testing.T) {
 			got := share(p, 2, picks, &Info{})
 			// least_active: all idle, so the tie is broken by the
 			// warm-up weights.
+			t.Logf("warm node %.4f, warming node %.4f (want 100/110, 10/110)", got[0], got[1])
 			checkShares(t, got, []float64{100. / 110, 10. / 110}, 0.05)
 			e, ok := p.(Expirer)
 			if !ok {

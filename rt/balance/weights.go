@@ -107,7 +107,7 @@ func (t *table) pick(r *rng) int {
 }
 
 // search returns the node whose weight interval [cum[i]-w[i], cum[i])
-// holds x, for 0 <= x < total.
+// holds x, for 0 <= x < total: the first i with cum[i] > x.
 func (t *table) search(x int64) int {
 	lo, hi := 0, len(t.cum)-1
 	for lo < hi {
