@@ -159,6 +159,7 @@ func (c *clientConn) call(ctx context.Context, deadline time.Time, m *MethodDesc
 		cs.resp, cs.err, cs.respMD = resp, nil, nil
 		c.pending[id] = cs
 	}
+	direct := len(c.pending) <= 1
 	c.mu.Unlock()
 
 	var werr error
@@ -169,9 +170,9 @@ func (c *clientConn) call(ctx context.Context, deadline time.Time, m *MethodDesc
 			b = cz.AppendFrame(b, &h, md, body, c.o.compress)
 			c.o.compressors.Put(cz)
 			return b
-		})
+		}, direct)
 	} else {
-		werr = c.w.write(func(b []byte) []byte { return req.MarshalAppend(wire.AppendHeader(b, &h, md, size)) })
+		werr = c.w.write(func(b []byte) []byte { return req.MarshalAppend(wire.AppendHeader(b, &h, md, size)) }, direct)
 	}
 	if werr != nil {
 		c.fail(werr)
@@ -223,7 +224,7 @@ func (c *clientConn) abandon(id uint32, cs *callState, err error) error {
 	}
 	_ = c.w.write(func(b []byte) []byte {
 		return wire.AppendFrame(b, &wire.Header{Type: wire.TypeCancel, ID: id}, nil, nil)
-	})
+	}, true)
 	return err
 }
 
@@ -264,7 +265,7 @@ func (c *clientConn) readLoop() {
 			id := f.ID
 			_ = c.w.write(func(b []byte) []byte {
 				return wire.AppendFrame(b, &wire.Header{Type: wire.TypePong, ID: id}, nil, nil)
-			})
+			}, true)
 		case wire.TypePong:
 			c.pinged.Store(false)
 		case wire.TypeGoAway:
@@ -343,7 +344,7 @@ func (c *clientConn) heartbeat(now time.Time, every time.Duration) {
 		c.pinged.Store(true)
 		_ = c.w.write(func(b []byte) []byte {
 			return wire.AppendFrame(b, &wire.Header{Type: wire.TypePing, ID: 1}, nil, nil)
-		})
+		}, true)
 	}
 }
 

@@ -108,7 +108,7 @@ func (c *serverConn) readLoop() error {
 			id := f.ID
 			_ = c.w.write(func(b []byte) []byte {
 				return wire.AppendFrame(b, &wire.Header{Type: wire.TypePong, ID: id}, nil, nil)
-			})
+			}, true)
 		case wire.TypePong, wire.TypeGoAway:
 		default:
 			return fmt.Errorf("rt: unexpected %s frame from client", f.Type)
@@ -129,7 +129,7 @@ func (c *serverConn) request(f *wire.Frame) {
 	se, me := s.lookup(f.Method)
 	if me == nil {
 		if !oneway {
-			c.reply(f.ID, nil, Errorf(Unimplemented, "unknown method id %#x", f.Method), nil)
+			c.reply(f.ID, nil, Errorf(Unimplemented, "unknown method id %#x", f.Method), nil, false)
 		}
 		return
 	}
@@ -138,7 +138,7 @@ func (c *serverConn) request(f *wire.Frame) {
 		kv, err := wire.ParseMetadata(f.Metadata, nil)
 		if err != nil {
 			if !oneway {
-				c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: bad metadata: %v", me.info.Method.FullName, err), nil)
+				c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: bad metadata: %v", me.info.Method.FullName, err), nil, false)
 			}
 			return
 		}
@@ -154,7 +154,7 @@ func (c *serverConn) request(f *wire.Frame) {
 	req := me.info.Method.NewRequest()
 	if err := req.Unmarshal(f.Body); err != nil {
 		if !oneway {
-			c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: decode request: %v", me.info.Method.FullName, err), nil)
+			c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: decode request: %v", me.info.Method.FullName, err), nil, false)
 		}
 		return
 	}
@@ -215,8 +215,9 @@ func (sc *serverCall) run() {
 	}
 	c.mu.Lock()
 	delete(c.calls, sc.id)
+	direct := len(c.calls) == 0
 	c.mu.Unlock()
-	c.reply(sc.id, resp, err, md)
+	c.reply(sc.id, resp, err, md, direct)
 }
 
 // invoke validates the request and calls the handler, turning a panic into
@@ -241,8 +242,8 @@ func (sc *serverCall) invoke() (resp Message, err error) {
 }
 
 // reply writes a response frame: resp when err is nil, else err's code and
-// message.
-func (c *serverConn) reply(id uint32, resp Message, err error, md MD) {
+// message. direct is connWriter.write's: no other call is in flight.
+func (c *serverConn) reply(id uint32, resp Message, err error, md MD, direct bool) {
 	h := wire.Header{Type: wire.TypeResponse, ID: id}
 	var werr error
 	if err != nil {
@@ -252,7 +253,7 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD) {
 		}
 		werr = c.w.write(func(b []byte) []byte {
 			return wire.AppendFrame(b, &h, md, []byte(errorMessage(err)))
-		})
+		}, direct)
 	} else if c.comp && c.srv.o.compress > 0 && resp.Size() >= c.srv.o.compress {
 		body := resp.MarshalAppend(nil)
 		werr = c.w.write(func(b []byte) []byte {
@@ -260,12 +261,12 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD) {
 			b = cz.AppendFrame(b, &h, md, body, c.srv.o.compress)
 			c.srv.o.compressors.Put(cz)
 			return b
-		})
+		}, direct)
 	} else {
 		size := resp.Size()
 		werr = c.w.write(func(b []byte) []byte {
 			return resp.MarshalAppend(wire.AppendHeader(b, &h, md, size))
-		})
+		}, direct)
 	}
 	if werr != nil {
 		c.close(werr)
@@ -274,7 +275,7 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD) {
 
 // refuse answers a call that did not run: the client may retry it elsewhere.
 func (c *serverConn) refuse(id uint32, code Code, msg string) {
-	c.reply(id, nil, &Error{Code: code, Message: msg}, MD{mdRefused, "1"})
+	c.reply(id, nil, &Error{Code: code, Message: msg}, MD{mdRefused, "1"}, false)
 }
 
 // mdRefused marks responses to calls that never reached a handler, so that
@@ -293,7 +294,7 @@ func errorMessage(err error) string {
 func (c *serverConn) sendGoAway() {
 	_ = c.w.write(func(b []byte) []byte {
 		return wire.AppendFrame(b, &wire.Header{Type: wire.TypeGoAway, Status: uint8(Unavailable)}, nil, []byte("server shutting down"))
-	})
+	}, true)
 }
 
 // tick closes the connection when the client is silent for three heartbeat

@@ -301,7 +301,9 @@ func testStopWaits(t *testing.T, newReg func(*testing.T) registry.Registry) {
 	r := newReg(t)
 	entered, release := make(chan struct{}), make(chan struct{})
 	var inFn, stopped atomic.Bool
-	var once sync.Once
+	var once, releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before r.Close, which waits for fn, even on failure
 	stop, err := r.Watch(k, func(registry.Snapshot) {
 		if stopped.Load() {
 			t.Errorf("fn called after stop returned")
@@ -330,8 +332,12 @@ func testStopWaits(t *testing.T, newReg func(*testing.T) registry.Registry) {
 		t.Fatalf("stop returned while fn was running")
 	default:
 	}
-	close(release)
-	<-stopDone
+	unblock()
+	select {
+	case <-stopDone:
+	case <-time.After(Timeout):
+		t.Fatalf("stop did not return within %v after fn did", Timeout)
+	}
 	if inFn.Load() {
 		t.Errorf("stop returned before fn did")
 	}
@@ -355,13 +361,16 @@ func testCoalesce(t *testing.T, newReg func(*testing.T) registry.Registry) {
 		t.Fatalf("Watch: %v", err)
 	}
 	t.Cleanup(stop)
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before stop, which waits for fn, even on failure
 	const n = 20
 	want := make([]string, n)
 	for i := range n {
 		want[i] = fmt.Sprintf("10.0.2.%02d:80", i)
 		register(t, p, provider(k, want[i]))
 	}
-	close(release)
+	unblock()
 	rec.WaitFor(t, "all providers", HasAddrs(want...))
 	if _, calls := rec.Latest(); calls > n/2 {
 		t.Errorf("a blocked watcher got %d snapshots for %d changes; want a coalesced few", calls, n)

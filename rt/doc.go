@@ -1,0 +1,68 @@
+// Package rt is yrpc's runtime: the client and server that generated code
+// calls, over the frame format of package rt/wire.
+//
+// # Server
+//
+//	srv := rt.NewServer(rt.WithRegistry(reg))
+//	userrpc.RegisterUsers(srv, impl)        // generated
+//	go srv.Serve(ctx, lis)
+//	...
+//	srv.Shutdown(ctx)
+//
+// A server reads frames on one goroutine per connection, decodes each
+// request there (one copy of its bytes; strings alias it), and runs the
+// handler on a pooled worker goroutine. The path of a call: closing? ->
+// per-client rate limit (schema RateLimit or governance config, keyed by
+// client IP or calling app) -> in-flight limit -> method ID to handler (the
+// generated switch) -> decode -> Validate -> interceptors -> handler -> encode
+// -> batched write. Handler contexts carry the caller's deadline, metadata
+// (IncomingMetadata), the peer (PeerAddr) and cancellation (a cancel frame
+// or a closed connection); they cost one allocation per call.
+//
+// Shutdown is graceful, in this order: deregister from the registry; wait
+// WithDeregisterWait for consumers to notice; send GOAWAY and stop
+// accepting; answer calls that still arrive with Unavailable ("server
+// closing", marked as refused so that clients retry elsewhere); wait for
+// in-flight calls until the context ends; close. Close stops at once.
+//
+// # Client
+//
+//	cli, err := rt.NewClient(rt.WithRegistry(reg)) // or rt.WithAddrs("host:port")
+//	users := userrpc.NewUsersClient(cli)            // generated
+//	u, err := users.Get(ctx, &userrpc.GetUser{ID: 1})
+//
+// One Client serves every service and is safe for concurrent use. The path
+// of a call: interceptors -> forced mock? -> the providers of (service,
+// group, version) from the registry watch -> routers (draining providers
+// and, with WithTag, tag routing) -> balancer (rt/balance; the schema's or
+// WithBalancer's, default p2c) -> the provider's circuit breaker (package
+// breaker; open breakers take the provider out of the pick) -> its
+// multiplexed connection -> the response, the deadline or cancellation.
+// On failure the error is classified: calls that provably did not run
+// (refused, no connection, open breaker) may go to another provider for
+// any method; other failures are retried only for idempotent methods in
+// failover mode, up to the schema's Retry tries, with backoff and jitter,
+// never past the deadline and within a retry budget (10 % of recent calls
+// plus 10/s by default). Then an on-failure mock, the failsafe mode, or the
+// error. Hedged requests (schema Hedge, idempotent methods) and forking
+// (FaultForking) race attempts on several providers.
+//
+// A connection carries many calls at once, matched by request id; a
+// goroutine that writes while nobody else is writing does the write
+// syscall itself, and frames queued meanwhile are written together by the
+// connection's writer, so load batches many frames into one syscall while
+// a lone call pays no hand-off. The reader decodes each response into the
+// caller's message and wakes it; no goroutine is started per call.
+//
+// # Errors
+//
+// Errors carry a Code (gRPC's set). CodeOf reads it from any error;
+// errors.Is(err, rt.ErrUnavailable) matches by code; IsRemote tells errors
+// that came over the wire from local ones. A handler's *Error reaches the
+// caller with its code and message; other handler errors arrive as Unknown.
+//
+// # Tests
+//
+// Package rt/memnet is an in-memory network (WithDialer) for tests, and
+// package rt/fault injects delays, aborts and dropped connections.
+package rt
