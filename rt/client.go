@@ -13,6 +13,7 @@ import (
 
 	"github.com/yrpc/yrpc/breaker"
 	"github.com/yrpc/yrpc/rt/balance"
+	"github.com/yrpc/yrpc/rt/metrics"
 	"github.com/yrpc/yrpc/rt/registry"
 )
 
@@ -39,12 +40,14 @@ type Client struct {
 	done   chan struct{}
 	wg     sync.WaitGroup
 	calls  sync.Pool
+	rec    *metrics.Recorder // the default observer; nil with WithObserver
 }
 
 // NewClient returns a client configured by opts. It needs WithRegistry or
 // WithAddrs; it connects lazily, on the first call to each provider.
 func NewClient(opts ...Option) (*Client, error) {
 	c := &Client{o: defaultOptions(opts), pools: make(map[string]*connPool), done: make(chan struct{})}
+	c.rec = c.o.defaultMetrics("yrpc.client")
 	switch {
 	case c.o.registry != nil && len(c.o.addrs) > 0:
 		return nil, errors.New("rt: new client: WithRegistry and WithAddrs are exclusive")
@@ -71,6 +74,15 @@ func NewClient(opts ...Option) (*Client, error) {
 		go c.heartbeats()
 	}
 	return c, nil
+}
+
+// Metrics returns a snapshot of the client's calls and attempts: the
+// default Recorder's; empty when WithObserver replaced it.
+func (c *Client) Metrics() metrics.Snapshot {
+	if c.rec == nil {
+		return metrics.Snapshot{}
+	}
+	return c.rec.Snapshot()
 }
 
 // Invoke implements Invoker: generated stubs call it.

@@ -3,6 +3,7 @@ package rt_test
 import (
 	"context"
 	"errors"
+	"expvar"
 	"net"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/yrpc/yrpc/rt"
 	"github.com/yrpc/yrpc/rt/fault"
 	"github.com/yrpc/yrpc/rt/memnet"
+	"github.com/yrpc/yrpc/rt/metrics"
 	"github.com/yrpc/yrpc/rt/wire"
 )
 
@@ -425,5 +427,23 @@ func TestFaultInjection(t *testing.T) {
 	}
 	if inj.Hits() != 4 {
 		t.Fatalf("Hits = %d, want 4", inj.Hits())
+	}
+}
+
+func TestDefaultMetrics(t *testing.T) {
+	e := newEnv(t, nil)
+	for i := 0; i < 3; i++ {
+		call(ctxT(t), e.cli, &testDesc, 0, "m")
+	}
+	call(ctxT(t), e.cli, &testDesc, 0, "fail:5:gone")
+	s, ok := e.cli.Metrics().Call(metrics.Client, testDesc.Name, "Echo")
+	if !ok || s.Count != 4 || s.Errors != 1 || s.Codes["NotFound"] != 1 {
+		t.Fatalf("client metrics: %+v (found %v)", s, ok)
+	}
+	if s, ok := e.srv.Metrics().Call(metrics.Server, testDesc.Name, "Echo"); !ok || s.Count != 4 {
+		t.Fatalf("server metrics: %+v (found %v)", s, ok)
+	}
+	if expvar.Get("yrpc.client") == nil || expvar.Get("yrpc.server") == nil {
+		t.Fatal("default metrics not published through expvar")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -59,6 +60,7 @@ type options struct {
 	retryRatio  float64
 	retryFloor  float64
 	observer    metrics.Observer
+	observerSet bool
 	compressors *sync.Pool // of *wire.Compressor, shared by the side's connections
 	debug       bool
 }
@@ -185,9 +187,34 @@ func WithRetryBudget(ratio, floor float64) Option {
 }
 
 // WithObserver sends an event for every call and attempt to obs (both
-// sides), e.g. a metrics.Recorder or the Prometheus observer of
-// contrib/prometheus. Default: none.
-func WithObserver(obs metrics.Observer) Option { return func(o *options) { o.observer = obs } }
+// sides), e.g. the Prometheus observer of contrib/prometheus, instead of
+// the default: a metrics.Recorder of the Client or Server, read with its
+// Metrics method and published through expvar as "yrpc.client" or
+// "yrpc.server" (".2", ".3", ... for later ones in the same process).
+// WithObserver(nil) turns metrics off.
+func WithObserver(obs metrics.Observer) Option {
+	return func(o *options) { o.observer, o.observerSet = obs, true }
+}
+
+// defaultMetrics installs the default Recorder when no observer was chosen,
+// publishing it through expvar under base or a numbered variant.
+func (o *options) defaultMetrics(base string) *metrics.Recorder {
+	if o.observerSet {
+		return nil
+	}
+	rec := metrics.NewRecorder(metrics.RecorderOptions{})
+	o.observer = rec
+	for i := 1; i <= 1000; i++ {
+		name := base
+		if i > 1 {
+			name = base + "." + strconv.Itoa(i)
+		}
+		if rec.Publish(name) == nil {
+			break
+		}
+	}
+	return rec
+}
 
 // WithDebug makes the client log, at debug level, why each call's
 // candidates were excluded (draining, tags, open breakers, failed attempts).

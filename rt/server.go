@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/yrpc/yrpc/limiter"
+	"github.com/yrpc/yrpc/rt/metrics"
 	"github.com/yrpc/yrpc/rt/registry"
 )
 
@@ -42,6 +43,7 @@ type Server struct {
 	wg       sync.WaitGroup
 	workers  workerPool
 	conc     *limiter.Concurrency // nil: no in-flight limit
+	rec      *metrics.Recorder    // the default observer; nil with WithObserver
 }
 
 type serviceEntry struct {
@@ -66,11 +68,21 @@ func NewServer(opts ...Option) *Server {
 		drained:   make(chan struct{}, 1),
 		done:      make(chan struct{}),
 	}
+	s.rec = s.o.defaultMetrics("yrpc.server")
 	s.workers.max = 4096
 	if n := s.o.maxConcurrent; n > 0 {
 		s.conc = limiter.NewConcurrency(n)
 	}
 	return s
+}
+
+// Metrics returns a snapshot of the calls the server handled: the default
+// Recorder's; empty when WithObserver replaced it.
+func (s *Server) Metrics() metrics.Snapshot {
+	if s.rec == nil {
+		return metrics.Snapshot{}
+	}
+	return s.rec.Snapshot()
 }
 
 // RegisterService registers impl as the implementation of sd. Generated
