@@ -12,6 +12,7 @@ import (
 
 	"github.com/yrpc/yrpc/gen"
 	"github.com/yrpc/yrpc/gen/load"
+	"github.com/yrpc/yrpc/zkreg/zkctl"
 )
 
 // Version is yrpcc's version, printed by `yrpcc version`.
@@ -87,9 +88,12 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 		}
 		err := c.run(e, ctx, args[1:])
 		var ue *usageError
+		var ee *exitError
 		switch {
 		case err == nil:
 			return 0
+		case errors.As(err, &ee):
+			return ee.code
 		case errors.Is(err, errHelp):
 			return 0
 		case errors.As(err, &ue):
@@ -192,13 +196,19 @@ func (e *Env) runVersion(_ context.Context, args []string) error {
 	return nil
 }
 
-func (e *Env) runCtl(_ context.Context, args []string) error {
-	fs := e.flagSet("ctl", "COMMAND [ARGS]", "Ctl reads and changes governance config (drain, limits, weights, mocks) in the registry.")
-	if _, err := parse(fs, args); err != nil {
-		return err
+// runCtl hands the arguments to zkctl, which prints its own results and
+// one-line errors.
+func (e *Env) runCtl(ctx context.Context, args []string) error {
+	if code := zkctl.Run(ctx, args, e.Stdout, e.Stderr); code != 0 {
+		return &exitError{code: code}
 	}
-	return errors.New("ctl is not available yet in this build")
+	return nil
 }
+
+// exitError is a failure already reported on Stderr.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 // isDir reports whether p names an existing directory.
 func isDir(p string) bool {

@@ -38,7 +38,7 @@ func TestHelp(t *testing.T) {
 		{"proto", "--help"}, {"version", "--help"}, {"ctl", "--help"},
 	} {
 		code, out, errOut := run(t, nil, args...)
-		if code != 0 || !strings.Contains(out, "yrpcc") || errOut != "" || strings.Count(out, "Usage") != 1 {
+		if code != 0 || !strings.Contains(out, "yrpcc") || errOut != "" || strings.Count(strings.ToLower(out), "usage") != 1 {
 			t.Errorf("yrpcc %v: code %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 	}
@@ -64,7 +64,8 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"init"}, 2, "give the names"},
 		{[]string{"init", "lower"}, 2, `"lower" is not an exported Go identifier`},
 		{[]string{"version", "extra"}, 2, "unexpected arguments"},
-		{[]string{"ctl", "ls"}, 1, "ctl is not available yet"},
+		{[]string{"ctl", "frobnicate"}, 2, `yrpcc ctl: unknown command "frobnicate"`},
+		{[]string{"ctl", "-zk", "127.0.0.1:1", "ls"}, 1, "yrpcc ctl: connect to ZooKeeper 127.0.0.1:1"},
 	} {
 		code, _, errOut := run(t, nil, tc.args...)
 		if code != tc.code {

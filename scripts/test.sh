@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# test.sh: the test command of yrpc (CI runs it through .ci/run).
+#
+# 1. Installs Debian's zookeeper package if missing and starts a throwaway
+#    ZooKeeper on 127.0.0.1 (scripts/zk.sh); it is stopped on exit.
+#    YRPC_ZK points the integration tests at it and YRPC_ZK_REQUIRED=1
+#    turns their "no ZooKeeper" skip into a failure.
+# 2. Root module: gofmt check, go vet ./..., go test -race ./...
+#    (YRPC_TEST_RACE=0 drops -race, e.g. on a slow machine).
+# 3. Every nested module (a go.mod below the root): go vet ./... and
+#    go test ./...; bench/ is only vetted and built (its benchmarks are long;
+#    run them by hand).
+#
+# Extra arguments go to every `go test`, e.g. ./scripts/test.sh -run Zk -v
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+# shellcheck source=scripts/zk.sh
+source scripts/zk.sh
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+step "ZooKeeper"
+zk_install
+zk_start
+trap zk_stop EXIT
+export YRPC_ZK YRPC_ZK_REQUIRED=1
+
+race=(-race)
+[[ ${YRPC_TEST_RACE:-1} == 0 ]] && race=()
+
+step "gofmt"
+unformatted=$(find . -name '*.go' -not -path '*/testdata/*' -not -path '*/.*' -print0 | xargs -0 -r gofmt -l)
+if [[ -n $unformatted ]]; then
+	echo "not gofmt-clean:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+
+step "root module: go vet"
+go vet ./...
+step "root module: go test ${race[*]}"
+go test "${race[@]}" -timeout 20m ./... "$@"
+
+while IFS= read -r mod; do
+	dir=$(dirname "$mod")
+	step "module $dir: go vet"
+	(cd "$dir" && go vet ./...)
+	if [[ $dir == ./bench ]]; then
+		step "module $dir: go build (benchmarks are not run here)"
+		(cd "$dir" && go build ./... && go test -run '^$' ./... >/dev/null)
+		continue
+	fi
+	step "module $dir: go test"
+	(cd "$dir" && go test -timeout 10m ./... "$@")
+done < <(find . -name go.mod -not -path ./go.mod -not -path '*/testdata/*' -not -path './.git/*' | sort)
+
+cd "$root"
+step "all tests passed"

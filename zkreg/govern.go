@@ -1,0 +1,210 @@
+package zkreg
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/yrpc/yrpc/rt/registry"
+)
+
+// Config returns the governance config of key (the zero Config when its
+// node does not exist).
+func (r *Registry) Config(ctx context.Context, key registry.Key) (registry.Config, error) {
+	if r.isClosed() {
+		return registry.Config{}, registry.ErrClosed
+	}
+	if key.Service == "" {
+		return registry.Config{}, errors.New("zkreg: config: key has no service")
+	}
+	if err := ctx.Err(); err != nil {
+		return registry.Config{}, fmt.Errorf("zkreg: config of %s: %w", key, err)
+	}
+	data, _, err := r.conn.Get(r.paths.config(key))
+	if errors.Is(err, zk.ErrNoNode) {
+		return registry.Config{}, nil
+	}
+	if err != nil {
+		return registry.Config{}, fmt.Errorf("zkreg: config of %s: %w", key, err)
+	}
+	cfg, err := decodeConfig(data)
+	if err != nil {
+		return registry.Config{}, fmt.Errorf("zkreg: config of %s: %w", key, err)
+	}
+	return cfg, nil
+}
+
+// UpdateConfig applies fn to the config of key and stores the result with
+// the znode version as compare-and-set: when another writer stored a
+// config in between, fn runs again on the newer one. An error from fn is
+// returned as is and nothing is stored. A config node holding bad JSON is
+// an error (fix it with zkCli, or delete it).
+func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*registry.Config) error) error {
+	if r.isClosed() {
+		return registry.ErrClosed
+	}
+	if key.Service == "" {
+		return errors.New("zkreg: update config: key has no service")
+	}
+	path := r.paths.config(key)
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
+		}
+		data, st, err := r.conn.Get(path)
+		exists := err == nil
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
+		}
+		cfg, err := decodeConfig(data)
+		if err != nil {
+			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
+		}
+		if err := fn(&cfg); err != nil {
+			return err
+		}
+		out, err := json.Marshal(cfg)
+		if err != nil {
+			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
+		}
+		if exists {
+			_, err = r.conn.Set(path, out, st.Version)
+		} else {
+			_, err = r.conn.Create(path, out, 0, zk.WorldACL(zk.PermAll))
+			if errors.Is(err, zk.ErrNoNode) {
+				if err = r.mkdirs(parent(path)); err == nil {
+					_, err = r.conn.Create(path, out, 0, zk.WorldACL(zk.PermAll))
+				}
+			}
+		}
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoNode):
+			continue // lost a race with another writer: read again
+		default:
+			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
+		}
+	}
+}
+
+// Listing is everything stored under one Key, for `yrpcc ctl ls`. It is
+// plain data.
+type Listing struct {
+	Key       registry.Key        `json:"key"`
+	Providers []registry.Endpoint `json:"providers"`
+	Consumers []registry.Endpoint `json:"consumers"`
+	Config    registry.Config     `json:"config"`
+	// Skipped lists nodes whose payload was bad, with the reason.
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// List reads every key under the root, sorted by service, group and
+// version. It reads ZooKeeper directly (no cache) and sets no watches.
+func (r *Registry) List(ctx context.Context) ([]Listing, error) {
+	if r.isClosed() {
+		return nil, registry.ErrClosed
+	}
+	children := func(path string) ([]string, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		names, _, err := r.conn.Children(path)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("zkreg: list %q: %w", path, err)
+		}
+		slices.Sort(names)
+		return names, nil
+	}
+	root := r.paths.rootPath()
+	base := strings.TrimSuffix(root, "/")
+	services, err := children(root)
+	if err != nil {
+		return nil, err
+	}
+	var out []Listing
+	for _, svcSeg := range services {
+		if base == "" && svcSeg == "zookeeper" {
+			continue // ZooKeeper's own tree when the root is "/"
+		}
+		svc, err := unescape(svcSeg)
+		if err != nil {
+			continue
+		}
+		groups, err := children(base + "/" + svcSeg)
+		if err != nil {
+			return nil, err
+		}
+		for _, gSeg := range groups {
+			g, err := parseGroupSegment(gSeg)
+			if err != nil {
+				continue
+			}
+			versions, err := children(base + "/" + svcSeg + "/" + gSeg)
+			if err != nil {
+				return nil, err
+			}
+			for _, vSeg := range versions {
+				v, err := parseGroupSegment(vSeg)
+				if err != nil {
+					continue
+				}
+				l, err := r.listKey(ctx, registry.Key{Service: svc, Group: g, Version: v}, children)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, l)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (r *Registry) listKey(ctx context.Context, key registry.Key, children func(string) ([]string, error)) (Listing, error) {
+	l := Listing{Key: key}
+	for _, role := range []registry.Role{registry.Provider, registry.Consumer} {
+		dir := r.paths.providers(key)
+		if role == registry.Consumer {
+			dir = r.paths.consumers(key)
+		}
+		names, err := children(dir)
+		if err != nil {
+			return l, err
+		}
+		for _, name := range names {
+			data, _, err := r.conn.Get(dir + "/" + name)
+			if errors.Is(err, zk.ErrNoNode) {
+				continue
+			}
+			if err != nil {
+				return l, fmt.Errorf("zkreg: list %q: %w", dir, err)
+			}
+			e, err := decodeEndpoint(key, role, name, data)
+			if err != nil {
+				l.Skipped = append(l.Skipped, dir+"/"+name+": "+err.Error())
+				continue
+			}
+			if role == registry.Provider {
+				l.Providers = append(l.Providers, e)
+			} else {
+				l.Consumers = append(l.Consumers, e)
+			}
+		}
+	}
+	registry.SortEndpoints(l.Providers)
+	registry.SortEndpoints(l.Consumers)
+	cfg, err := r.Config(ctx, key)
+	if err != nil {
+		l.Skipped = append(l.Skipped, r.paths.config(key)+": "+err.Error())
+	}
+	l.Config = cfg
+	return l, nil
+}

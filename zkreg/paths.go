@@ -1,0 +1,132 @@
+package zkreg
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/yrpc/yrpc/rt/registry"
+)
+
+// defaultSegment names the empty group or version in a path.
+const defaultSegment = "_default"
+
+// Names of the nodes under a key's version node.
+const (
+	providersNode = "providers"
+	consumersNode = "consumers"
+	configNode    = "config"
+)
+
+// escape makes s one ZooKeeper path segment: URL path escaping (so "/" and
+// control characters cannot appear) plus an escaped leading dot (ZooKeeper
+// refuses "." and ".." segments).
+func escape(s string) string {
+	e := url.PathEscape(s)
+	if strings.HasPrefix(e, ".") {
+		e = "%2E" + e[1:]
+	}
+	return e
+}
+
+func unescape(seg string) (string, error) { return url.PathUnescape(seg) }
+
+func groupSegment(s string) string {
+	if s == "" {
+		return defaultSegment
+	}
+	return escape(s)
+}
+
+func parseGroupSegment(seg string) (string, error) {
+	if seg == defaultSegment {
+		return "", nil
+	}
+	return unescape(seg)
+}
+
+// paths computes the znode paths of one Registry (one root).
+type paths struct{ root string } // "" or "/a/b", never a trailing slash
+
+func newPaths(root string) (paths, error) {
+	if root == "" {
+		root = DefaultRoot
+	}
+	if !strings.HasPrefix(root, "/") {
+		return paths{}, fmt.Errorf("zkreg: root %q does not start with /", root)
+	}
+	root = strings.TrimRight(root, "/")
+	for _, seg := range strings.Split(root, "/")[1:] {
+		if seg == "" || seg == "." || seg == ".." {
+			return paths{}, fmt.Errorf("zkreg: bad root %q", root)
+		}
+	}
+	return paths{root: root}, nil
+}
+
+func (p paths) rootPath() string {
+	if p.root == "" {
+		return "/"
+	}
+	return p.root
+}
+
+// key returns /root/service/group/version.
+func (p paths) key(k registry.Key) string {
+	return p.root + "/" + escape(k.Service) + "/" + groupSegment(k.Group) + "/" + groupSegment(k.Version)
+}
+
+func (p paths) providers(k registry.Key) string { return p.key(k) + "/" + providersNode }
+func (p paths) consumers(k registry.Key) string { return p.key(k) + "/" + consumersNode }
+func (p paths) config(k registry.Key) string    { return p.key(k) + "/" + configNode }
+
+func (p paths) endpoint(e registry.Endpoint) string {
+	dir := p.providers(e.Key)
+	if e.Role == registry.Consumer {
+		dir = p.consumers(e.Key)
+	}
+	return dir + "/" + escape(e.Addr)
+}
+
+// encodeEndpoint returns the JSON payload of e's node.
+func encodeEndpoint(e registry.Endpoint) ([]byte, error) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("zkreg: encode endpoint %q: %w", e.Addr, err)
+	}
+	return b, nil
+}
+
+// decodeEndpoint parses the payload of node name (an escaped addr) under
+// key and role. The payload's addr must match the node name.
+func decodeEndpoint(k registry.Key, role registry.Role, name string, data []byte) (registry.Endpoint, error) {
+	addr, err := unescape(name)
+	if err != nil {
+		return registry.Endpoint{}, fmt.Errorf("bad node name %q: %w", name, err)
+	}
+	var e registry.Endpoint
+	if err := json.Unmarshal(data, &e); err != nil {
+		return registry.Endpoint{}, fmt.Errorf("bad JSON payload: %w", err)
+	}
+	if e.Addr != addr {
+		return registry.Endpoint{}, fmt.Errorf("payload addr %q does not match node name %q", e.Addr, addr)
+	}
+	if e.Weight < 0 {
+		return registry.Endpoint{}, fmt.Errorf("negative weight %d", e.Weight)
+	}
+	e.Key, e.Role = k, role
+	return e, nil
+}
+
+// decodeConfig parses a config node; an empty node is the zero Config.
+func decodeConfig(data []byte) (registry.Config, error) {
+	var c registry.Config
+	if len(data) == 0 {
+		return c, nil
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return registry.Config{}, fmt.Errorf("bad config JSON: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,306 @@
+package zkreg
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/yrpc/yrpc/rt/registry"
+)
+
+// maxAttempts bounds the compare-and-set loops against concurrent writers.
+const maxAttempts = 16
+
+// Register creates (or replaces) e's ephemeral node and keeps it there:
+// after a session expiry the registry creates it again in the new session.
+// A node of the same path owned by another session (a stale node of an
+// earlier session of this process, or a process that died) is deleted and
+// created anew. Register returns an error, and does not remember e, if
+// ZooKeeper cannot be reached; go-zk does not take a context, so ctx is
+// checked between requests.
+func (r *Registry) Register(ctx context.Context, e registry.Endpoint) error {
+	if err := e.Validate(); err != nil {
+		return fmt.Errorf("zkreg: %w", err)
+	}
+	if r.isClosed() {
+		return registry.ErrClosed
+	}
+	path := r.paths.endpoint(e)
+	data, err := encodeEndpoint(e)
+	if err != nil {
+		return err
+	}
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
+	if err := r.ensure(ctx, path, data, r.conn.SessionID()); err != nil {
+		return fmt.Errorf("zkreg: register %s %q of %s: %w", e.Role, e.Addr, e.Key, err)
+	}
+	if _, again := r.registered[path]; !again {
+		r.guard(path) // a re-registration keeps the guard it has
+	}
+	r.registered[path] = e
+	return nil
+}
+
+// Deregister deletes e's node if this session owns it.
+func (r *Registry) Deregister(ctx context.Context, e registry.Endpoint) error {
+	if r.isClosed() {
+		return registry.ErrClosed
+	}
+	if e.Role != registry.Provider && e.Role != registry.Consumer {
+		return fmt.Errorf("zkreg: deregister %q: bad role %q", e.Addr, e.Role)
+	}
+	if e.Key.Service == "" || e.Addr == "" {
+		return nil // cannot have been registered
+	}
+	path := r.paths.endpoint(e)
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
+	delete(r.registered, path)
+	if err := r.remove(ctx, path); err != nil {
+		// Our node may outlive this call while the session does: delete it
+		// after the next reconnection.
+		r.orphans[path] = struct{}{}
+		return fmt.Errorf("zkreg: deregister %q: %w", e.Addr, err)
+	}
+	delete(r.orphans, path)
+	return nil
+}
+
+// remove deletes path if this session owns it. Called with regMu held.
+func (r *Registry) remove(ctx context.Context, path string) error {
+	for range maxAttempts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ok, st, err := r.conn.Exists(path)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return nil
+		case st.EphemeralOwner != r.conn.SessionID():
+			return nil // another process's node: not ours to delete
+		}
+		switch err := r.conn.Delete(path, st.Version); {
+		case err == nil, errors.Is(err, zk.ErrNoNode):
+			return nil
+		case errors.Is(err, zk.ErrBadVersion):
+			continue
+		default:
+			return err
+		}
+	}
+	return errors.New("too many concurrent changes")
+}
+
+// removeOrphans retries the deletes that failed in Deregister.
+func (r *Registry) removeOrphans() {
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
+	for path := range r.orphans {
+		if err := r.remove(context.Background(), path); err != nil {
+			r.log.Warn("zkreg: deleting a deregistered node failed", "path", path, "err", err)
+			continue
+		}
+		delete(r.orphans, path)
+	}
+}
+
+// restoreAll makes sure every registered endpoint has its node in session
+// sid. Called by the session loop after a session change.
+func (r *Registry) restoreAll(sid int64) error {
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
+	var errs []error
+	for path, e := range r.registered {
+		data, err := encodeEndpoint(e)
+		if err == nil {
+			err = r.ensure(context.Background(), path, data, sid)
+		}
+		if err == nil {
+			r.guard(path) // the old session's guards are gone
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%q: %w", path, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ensure makes path an ephemeral node of session sid holding data. Called
+// with regMu held.
+func (r *Registry) ensure(ctx context.Context, path string, data []byte, sid int64) error {
+	for range maxAttempts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		switch cur := r.conn.SessionID(); {
+		case sid == 0:
+			return errors.New("no ZooKeeper session")
+		case cur != sid:
+			return fmt.Errorf("session changed (%#x to %#x)", sid, cur)
+		}
+		old, st, err := r.conn.Get(path)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			// create below
+		case err != nil:
+			return err
+		case st.EphemeralOwner == sid:
+			if bytes.Equal(old, data) {
+				return nil
+			}
+			if _, err := r.conn.Set(path, data, st.Version); errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode) {
+				continue
+			} else {
+				return err
+			}
+		default:
+			// Left by another session: an expired session of ours whose node
+			// the server has not removed yet, or a dead process at the same
+			// address. Replace it, so the node lives as long as we do.
+			r.log.Info("zkreg: replacing a node of another session", "path", path, "owner", fmt.Sprintf("%#x", st.EphemeralOwner))
+			if err := r.conn.Delete(path, st.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+				return err
+			}
+			continue
+		}
+		_, err = r.conn.Create(path, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, zk.ErrNodeExists):
+			continue
+		case errors.Is(err, zk.ErrNoNode):
+			if err := r.mkdirs(parent(path)); err != nil {
+				return err
+			}
+			continue
+		default:
+			return err
+		}
+	}
+	return errors.New("too many concurrent changes")
+}
+
+// mkdirs creates path and its parents as persistent nodes.
+func (r *Registry) mkdirs(path string) error {
+	for i := 1; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			continue
+		}
+		_, err := r.conn.Create(path[:i], nil, 0, zk.WorldACL(zk.PermAll))
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("create %q: %w", path[:i], err)
+		}
+	}
+	return nil
+}
+
+func parent(path string) string { return path[:strings.LastIndexByte(path, '/')] }
+
+// guard watches our node at path. If it is deleted or changed behind our
+// back while the session lives (an operator, a tool), the session loop
+// checks it (heal). A node found owned by another session is logged and
+// left alone. Called with regMu held.
+func (r *Registry) guard(path string) {
+	ok, st, ch, err := r.conn.ExistsW(path)
+	if err != nil || ch == nil {
+		return // a reconnection or new session checks everything anyway
+	}
+	switch sid := r.conn.SessionID(); {
+	case !ok:
+		r.markHeal(path) // deleted since we looked: look again
+	case st.EphemeralOwner != sid:
+		r.log.Warn("zkreg: another session owns our node (two processes with one address?); leaving it", "path", path, "owner", fmt.Sprintf("%#x", st.EphemeralOwner))
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.wg.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.wg.Done()
+		select {
+		case <-r.quit:
+			return
+		case ev := <-ch:
+			if ev.Type == zk.EventNotWatching {
+				return // session expired or closed: restoreAll guards again
+			}
+		}
+		r.markHeal(path)
+	}()
+}
+
+func (r *Registry) markHeal(path string) {
+	r.healMu.Lock()
+	r.heal[path] = struct{}{}
+	r.healMu.Unlock()
+	r.kickSession()
+}
+
+// healAll re-creates registered nodes that were deleted while our session
+// lives. A node that another live session created meanwhile is left alone
+// (and logged): two processes claiming one address must not fight.
+func (r *Registry) healAll() error {
+	r.healMu.Lock()
+	paths := make([]string, 0, len(r.heal))
+	for p := range r.heal {
+		paths = append(paths, p)
+	}
+	clear(r.heal)
+	r.healMu.Unlock()
+	if len(paths) == 0 {
+		return nil
+	}
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
+	var errs []error
+	for _, path := range paths {
+		e, ok := r.registered[path]
+		if !ok {
+			continue // deregistered
+		}
+		err := r.heal1(path, e)
+		if err != nil {
+			r.healMu.Lock()
+			r.heal[path] = struct{}{} // retry
+			r.healMu.Unlock()
+			errs = append(errs, fmt.Errorf("%q: %w", path, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Registry) heal1(path string, e registry.Endpoint) error {
+	data, err := encodeEndpoint(e)
+	if err != nil {
+		return err
+	}
+	// Create, never replace: whoever created the node meanwhile keeps it.
+	_, err = r.conn.Create(path, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	if errors.Is(err, zk.ErrNoNode) {
+		if err = r.mkdirs(parent(path)); err == nil {
+			_, err = r.conn.Create(path, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		}
+	}
+	switch {
+	case err == nil:
+		r.log.Warn("zkreg: our node was deleted while the session lives; created it again", "path", path)
+	case errors.Is(err, zk.ErrNodeExists):
+		// Still there (a data change fired the guard) or taken over; guard
+		// tells which.
+	default:
+		return err
+	}
+	r.guard(path)
+	return nil
+}

@@ -1,0 +1,210 @@
+package zkctl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/yrpc/yrpc/rt/registry"
+	"github.com/yrpc/yrpc/zkreg"
+	"github.com/yrpc/yrpc/zkreg/internal/zktest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// ctl runs one command against the test root and returns its exit code
+// and output.
+func ctl(t *testing.T, zk, root string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	c := &cli{stdout: &out, stderr: &errb, now: func() time.Time { return now }, server: zk}
+	code := c.run(context.Background(), append([]string{"-root", root}, args...))
+	return code, out.String(), errb.String()
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, ExitUsage, "no command"},
+		{[]string{"frob"}, ExitUsage, `unknown command "frob"`},
+		{[]string{"drain", "a.B"}, ExitUsage, "wrong number of arguments"},
+		{[]string{"--bogus", "ls"}, ExitUsage, "flag provided but not defined"},
+		{[]string{"weight", "a.B", "x:1", "-3"}, ExitUsage, "flag provided but not defined"},
+		{[]string{"weight", "a.B", "x:1", "heavy"}, ExitUsage, "bad weight"},
+		{[]string{"limit", "a.B", "on"}, ExitUsage, "want RATE BURST or off"},
+		{[]string{"limit", "a.B", "0", "1"}, ExitUsage, "bad rate"},
+		{[]string{"mock", "a.B", "Get", "fail", "Nope"}, ExitUsage, "bad code"},
+		{[]string{"mock", "a.B", "Get", "value-hex", "zz"}, ExitUsage, "bad hex"},
+		{[]string{"mock", "a.B", "Get", "explode"}, ExitUsage, "unknown action"},
+		{[]string{"ls", "--help"}, ExitOK, ""},
+	}
+	for _, tc := range tests {
+		code, out, errs := ctl(t, "127.0.0.1:1", "/x", tc.args...)
+		if code != tc.code || !strings.Contains(errs, tc.want) {
+			t.Errorf("ctl %q = %d, stderr %q; want %d and %q", tc.args, code, errs, tc.code, tc.want)
+		}
+		if code != ExitOK && strings.Count(errs, "\n") != 1 {
+			t.Errorf("ctl %q: error is not one line: %q", tc.args, errs)
+		}
+		if tc.code == ExitOK && !strings.Contains(out, "usage: yrpcc ctl") {
+			t.Errorf("ctl --help printed %q", out)
+		}
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the connect timeout")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code := Run(ctx, []string{"-zk", "127.0.0.1:1", "ls"}, &out, &errb)
+	if code != ExitError || !strings.Contains(errb.String(), "connect to ZooKeeper 127.0.0.1:1") {
+		t.Errorf("Run = %d, %q", code, errb.String())
+	}
+}
+
+func TestAgainstZooKeeper(t *testing.T) {
+	zk := zktest.Addr(t)
+	root := fmt.Sprintf("/yrpcctl-%08x", rand.Uint32())
+	ctx := context.Background()
+	reg, err := zkreg.New(ctx, zkreg.Options{Servers: []string{zk}, Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	k := registry.Key{Service: "users.Users", Group: "HK", Version: "1.2.0"}
+	for _, e := range []registry.Endpoint{
+		{Key: k, Role: registry.Provider, Addr: "10.0.0.1:7001", Weight: 100, App: "users",
+			Tags: map[string]string{"zone": "hk-1"}, StartTime: now.Add(-90 * time.Second)},
+		{Key: k, Role: registry.Provider, Addr: "10.0.0.2:7001", App: "users", StartTime: now.Add(-time.Hour)},
+		{Key: k, Role: registry.Consumer, Addr: "10.0.9.9:web-1", App: "web", StartTime: now.Add(-time.Minute)},
+	} {
+		if err := reg.Register(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A watcher proves that what ctl writes reaches running processes.
+	rec := newWatch(t, reg, k)
+
+	steps := []struct {
+		args []string
+		want string
+		cond func(registry.Config) bool
+	}{
+		{[]string{"drain", "users.Users", "10.0.0.1:7001", "--group", "HK", "--version", "1.2.0"}, "drained 10.0.0.1:7001",
+			func(c registry.Config) bool { return c.Instances["10.0.0.1:7001"].Draining }},
+		{[]string{"weight", "--group=HK", "--version=1.2.0", "users.Users", "10.0.0.2:7001", "50"}, "weight of 10.0.0.2:7001 set to 50",
+			func(c registry.Config) bool { return c.Instances["10.0.0.2:7001"].Weight == 50 }},
+		{[]string{"limit", "users.Users", "300", "500", "--per-app", "--group", "HK", "--version", "1.2.0"}, "300/s burst 500 per app",
+			func(c registry.Config) bool {
+				return c.RateLimit != nil && c.RateLimit.Burst == 500 && c.RateLimit.PerApp
+			}},
+		{[]string{"mock", "users.Users", "Get", "fail", "Unavailable", "down for maintenance", "--force", "--for", "10m", "--group", "HK", "--version", "1.2.0"}, "fail Unavailable",
+			func(c registry.Config) bool {
+				m := c.Mocks["Get"]
+				return m.Force && m.Code == "Unavailable" && m.Expires.Equal(now.Add(10*time.Minute))
+			}},
+		{[]string{"mock", "users.Users", "Create", "value-hex", "0a03616263", "--group", "HK", "--version", "1.2.0"}, "value 5 bytes, on failure",
+			func(c registry.Config) bool { return string(c.Mocks["Create"].Value) == "\x0a\x03abc" }},
+	}
+	for _, s := range steps {
+		code, out, errs := ctl(t, zk, root, s.args...)
+		if code != ExitOK || !strings.Contains(out, s.want) {
+			t.Fatalf("ctl %q = %d, %q, %q; want %q", s.args, code, out, errs, s.want)
+		}
+		rec.waitConfig(t, strings.Join(s.args, " "), s.cond)
+	}
+
+	code, out, errs := ctl(t, zk, root, "ls")
+	if code != ExitOK {
+		t.Fatalf("ls = %d: %s", code, errs)
+	}
+	t.Logf("ls:\n%s", out)
+	for _, want := range []string{
+		"SERVICE", "users.Users", "10.0.0.1:7001", "zone=hk-1", "1m30s", "draining", "100>50",
+		"consumer", "web", "limit: 300/s burst 500 per app",
+		`mock Get: fail Unavailable "down for maintenance", forced, expires 2026-11-29T12:10:00Z (in 10m0s)`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ls output lacks %q", want)
+		}
+	}
+
+	if code, out, _ := ctl(t, zk, root, "ls", "other.Service"); code != ExitOK || out != "no services\n" {
+		t.Errorf("ls other.Service = %d, %q", code, out)
+	}
+	code, out, _ = ctl(t, zk, root, "ls", "--json", "users.Users")
+	var got []jsonKey
+	if err := json.Unmarshal([]byte(out), &got); code != ExitOK || err != nil {
+		t.Fatalf("ls --json = %d, %v:\n%s", code, err, out)
+	}
+	if len(got) != 1 || got[0].Group != "HK" || len(got[0].Providers) != 2 || len(got[0].Consumers) != 1 ||
+		!got[0].Config.Instances["10.0.0.1:7001"].Draining {
+		t.Errorf("ls --json = %+v", got)
+	}
+
+	for _, s := range []struct {
+		args []string
+		cond func(registry.Config) bool
+	}{
+		{[]string{"undrain", "users.Users", "10.0.0.1:7001", "--group", "HK", "--version", "1.2.0"},
+			func(c registry.Config) bool { _, ok := c.Instances["10.0.0.1:7001"]; return !ok }},
+		{[]string{"limit", "users.Users", "off", "--group", "HK", "--version", "1.2.0"},
+			func(c registry.Config) bool { return c.RateLimit == nil }},
+		{[]string{"mock", "users.Users", "Get", "off", "--group", "HK", "--version", "1.2.0"},
+			func(c registry.Config) bool { _, ok := c.Mocks["Get"]; return !ok }},
+	} {
+		if code, out, errs := ctl(t, zk, root, s.args...); code != ExitOK {
+			t.Fatalf("ctl %q = %d, %q, %q", s.args, code, out, errs)
+		}
+		rec.waitConfig(t, strings.Join(s.args, " "), s.cond)
+	}
+}
+
+type watch struct{ ch chan registry.Snapshot }
+
+func newWatch(t *testing.T, reg registry.Registry, k registry.Key) *watch {
+	w := &watch{ch: make(chan registry.Snapshot, 64)}
+	stop, err := reg.Watch(k, func(s registry.Snapshot) { w.ch <- s })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return w
+}
+
+func (w *watch) waitConfig(t *testing.T, desc string, cond func(registry.Config) bool) {
+	t.Helper()
+	timeout := time.After(time.Second) // the contract: watchers see changes within 1s
+	for {
+		select {
+		case s := <-w.ch:
+			if cond(s.Config) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("watcher did not see %q within 1s", desc)
+		}
+	}
+}
+
+func TestDescribeMockExpired(t *testing.T) {
+	m := registry.MockConfig{Action: "empty", Expires: now.Add(-time.Minute)}
+	if got := describeMock(m, now); got != "empty, on failure, expired 2026-11-29T11:59:00Z" {
+		t.Errorf("describeMock = %q", got)
+	}
+}

@@ -1,0 +1,465 @@
+package zkreg
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"go.uber.org/goleak"
+
+	"github.com/yrpc/yrpc/rt/registry"
+	"github.com/yrpc/yrpc/rt/registry/registrytest"
+	"github.com/yrpc/yrpc/zkreg/internal/zktest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testSession is the session timeout of the tests: short, so expiry tests
+// finish quickly, and long enough for a loaded 2-core machine.
+const testSession = 3 * time.Second
+
+// env is one test's world: a ZooKeeper address and a fresh root.
+type env struct {
+	t    *testing.T
+	zk   string
+	root string
+	raw  *zk.Conn // a plain client for inspecting and tampering
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	addr := zktest.Addr(t)
+	e := &env{t: t, zk: addr, root: fmt.Sprintf("/yrpctest-%08x", rand.Uint32())}
+	conn, events, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(zkLogger{slog.New(slog.DiscardHandler)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained := make(chan struct{})
+	go func() {
+		for range events {
+		}
+		close(drained)
+	}()
+	e.raw = conn
+	t.Cleanup(func() {
+		deleteAll(conn, e.root)
+		conn.Close()
+		<-drained
+	})
+	waitFor(t, "the raw client's session", func() bool { return conn.State() == zk.StateHasSession })
+	return e
+}
+
+func deleteAll(c *zk.Conn, path string) {
+	kids, _, _ := c.Children(path)
+	for _, k := range kids {
+		deleteAll(c, path+"/"+k)
+	}
+	c.Delete(path, -1)
+}
+
+type logBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// options returns Options for this env; servers default to the real server.
+func (e *env) options(servers ...string) Options {
+	if len(servers) == 0 {
+		servers = []string{e.zk}
+	}
+	return Options{Servers: servers, Root: e.root, SessionTimeout: testSession}
+}
+
+func (e *env) open(o Options) *Registry {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := New(ctx, o)
+	if err != nil {
+		e.t.Fatalf("New: %v", err)
+	}
+	e.t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// waitFor polls cond every 5ms for up to 15s (a bound for failures, not a
+// sleep: it returns as soon as cond holds).
+func waitFor(t testing.TB, desc string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(registrytest.Timeout)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", desc)
+		}
+		<-tick.C
+	}
+}
+
+// history records the provider lists a watcher saw, to detect flaps.
+type history struct {
+	*registrytest.Recorder
+	mu   sync.Mutex
+	seen [][]string
+}
+
+func watchHistory(t *testing.T, r registry.Registry, k registry.Key) *history {
+	t.Helper()
+	h := &history{Recorder: registrytest.NewRecorder()}
+	stop, err := r.Watch(k, func(s registry.Snapshot) {
+		h.mu.Lock()
+		h.seen = append(h.seen, registrytest.Addrs(s))
+		h.mu.Unlock()
+		h.Fn(s)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return h
+}
+
+func (h *history) lists() [][]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.seen)
+}
+
+func prov(k registry.Key, addr string) registry.Endpoint {
+	return registry.Endpoint{Key: k, Role: registry.Provider, Addr: addr, Weight: 100, App: "test",
+		StartTime: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func mustRegister(t *testing.T, r *Registry, e registry.Endpoint) {
+	t.Helper()
+	if err := r.Register(context.Background(), e); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	e := newEnv(t)
+	registrytest.Run(t, func(t *testing.T) registry.Registry {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r, err := New(ctx, e.options())
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		return r
+	})
+}
+
+func TestNewFails(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	for _, o := range []Options{
+		{},
+		{Servers: []string{"127.0.0.1:1"}, Root: "no-slash"},
+		{Servers: []string{"127.0.0.1:1"}, Root: "/a/../b"},
+		{Servers: []string{"127.0.0.1:1"}}, // nothing listens: no session before ctx ends
+	} {
+		if r, err := New(ctx, o); err == nil {
+			r.Close()
+			t.Errorf("New(%+v) = nil error", o)
+		}
+	}
+}
+
+func TestEmptyListingKeepsProviders(t *testing.T) {
+	e := newEnv(t)
+	p := e.open(e.options())
+	o := e.options()
+	o.EmptyGrace = time.Hour
+	listed := make(chan int, 100)
+	o.hookList = func(_ registry.Key, n int, err error) {
+		if err == nil {
+			select {
+			case listed <- n:
+			default:
+			}
+		}
+	}
+	c := e.open(o)
+	k := registry.Key{Service: "pkg.Empty"}
+	ep := prov(k, "10.0.0.1:80")
+	mustRegister(t, p, ep)
+	h := watchHistory(t, c, k)
+	h.WaitFor(t, "the provider", registrytest.HasAddrs("10.0.0.1:80"))
+
+	// The last provider leaves (as when its session expired); ZooKeeper
+	// confirms an empty list.
+	for len(listed) > 0 { // forget the listings so far
+		<-listed
+	}
+	if err := p.Deregister(context.Background(), ep); err != nil {
+		t.Fatal(err)
+	}
+	for n := -1; n != 0; {
+		select {
+		case n = <-listed:
+		case <-time.After(registrytest.Timeout):
+			t.Fatal("no empty listing after the node was deleted")
+		}
+	}
+	if s, _ := h.Latest(); len(s.Providers) != 1 {
+		t.Fatalf("an empty listing wiped the cache: %s", registrytest.Describe(s))
+	}
+	// The provider comes back (as after re-registering): no flap.
+	mustRegister(t, p, prov(k, "10.0.0.2:80"))
+	h.WaitFor(t, "the returned provider", registrytest.HasAddrs("10.0.0.2:80"))
+	for _, l := range h.lists() {
+		if len(l) == 0 {
+			t.Errorf("watcher saw an empty list: %v", h.lists())
+		}
+	}
+}
+
+func TestProvidersReallyLeave(t *testing.T) {
+	e := newEnv(t)
+	p := e.open(e.options())
+	o := e.options()
+	o.EmptyGrace = 200 * time.Millisecond
+	c := e.open(o)
+	k := registry.Key{Service: "pkg.Leave"}
+	mustRegister(t, p, prov(k, "10.0.0.1:80"))
+	h := watchHistory(t, c, k)
+	h.WaitFor(t, "the provider", registrytest.HasAddrs("10.0.0.1:80"))
+	start := time.Now()
+	if err := p.Deregister(context.Background(), prov(k, "10.0.0.1:80")); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitFor(t, "no providers after the grace period", registrytest.HasAddrs())
+	if took := time.Since(start); took < o.EmptyGrace {
+		t.Errorf("empty list published after %v, before the %v grace", took, o.EmptyGrace)
+	}
+}
+
+func TestThreeProvidersOneStops(t *testing.T) {
+	e := newEnv(t)
+	k := registry.Key{Service: "pkg.Three", Version: "1.0"}
+	var ps []*Registry
+	for i := range 3 {
+		p := e.open(e.options())
+		mustRegister(t, p, prov(k, fmt.Sprintf("10.0.0.%d:80", i+1)))
+		ps = append(ps, p)
+	}
+	var hs []*history
+	for range 2 {
+		hs = append(hs, watchHistory(t, e.open(e.options()), k))
+	}
+	for _, h := range hs {
+		h.WaitFor(t, "three providers", registrytest.HasAddrs("10.0.0.1:80", "10.0.0.2:80", "10.0.0.3:80"))
+	}
+	ps[1].Close()
+	for _, h := range hs {
+		h.WaitFor(t, "the stopped provider gone", registrytest.HasAddrs("10.0.0.1:80", "10.0.0.3:80"))
+	}
+}
+
+func TestConfigChangeReachesWatchers(t *testing.T) {
+	e := newEnv(t)
+	g := e.open(e.options())
+	c := e.open(e.options())
+	k := registry.Key{Service: "pkg.Config"}
+	mustRegister(t, g, prov(k, "10.0.0.1:80"))
+	h := watchHistory(t, c, k)
+	h.WaitFor(t, "the provider", registrytest.HasAddrs("10.0.0.1:80"))
+	for i, rate := range []float64{10, 20, 30} {
+		start := time.Now()
+		err := g.UpdateConfig(context.Background(), k, func(cfg *registry.Config) error {
+			cfg.RateLimit = &registry.RateLimit{Rate: rate, Burst: 1}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.WaitFor(t, "the new rate", func(s registry.Snapshot) bool {
+			return s.Config.RateLimit != nil && s.Config.RateLimit.Rate == rate
+		})
+		took := time.Since(start)
+		t.Logf("config change %d seen after %v", i, took)
+		if took > time.Second {
+			t.Errorf("config change seen after %v, want well under 1s", took)
+		}
+	}
+}
+
+func TestBadPayloadsSkipped(t *testing.T) {
+	e := newEnv(t)
+	var logs logBuf
+	o := e.options()
+	o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	c := e.open(o)
+	p := e.open(e.options())
+	k := registry.Key{Service: "pkg.Bad"}
+	mustRegister(t, p, prov(k, "10.0.0.1:80"))
+	dir := p.paths.providers(k)
+	for name, data := range map[string]string{
+		"10.0.0.2:80": `{not json`,
+		"10.0.0.3:80": `{"addr":"10.9.9.9:80"}`,
+		"10.0.0.4:80": `{"addr":"10.0.0.4:80","weight":-5}`,
+	} {
+		if _, err := e.raw.Create(dir+"/"+name, []byte(data), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.raw.Create(p.paths.config(k), []byte(`{bad`), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	h := watchHistory(t, c, k)
+	h.WaitFor(t, "the good provider only", registrytest.HasAddrs("10.0.0.1:80"))
+	for _, want := range []string{"bad JSON payload", "does not match node name", "negative weight", "bad config JSON"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
+	}
+	ls, err := c.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 || len(ls[0].Providers) != 1 || len(ls[0].Skipped) != 4 {
+		t.Errorf("List = %+v, want 1 provider and 4 skipped nodes", ls)
+	}
+}
+
+func TestPaths(t *testing.T) {
+	p, err := newPaths("/yrpc/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		e    registry.Endpoint
+		want string
+	}{
+		{registry.Endpoint{Key: registry.Key{Service: "a.B"}, Role: registry.Provider, Addr: "1.2.3.4:5"},
+			"/yrpc/a.B/_default/_default/providers/1.2.3.4:5"},
+		{registry.Endpoint{Key: registry.Key{Service: "a.B", Group: "x/y", Version: ".."}, Role: registry.Consumer, Addr: "[::1]:5"},
+			"/yrpc/a.B/x%2Fy/%2E./consumers/%5B::1%5D:5"},
+	}
+	for _, tc := range tests {
+		if got := p.endpoint(tc.e); got != tc.want {
+			t.Errorf("endpoint(%+v) = %q, want %q", tc.e, got, tc.want)
+		}
+	}
+	if g, err := parseGroupSegment("%2E."); err != nil || g != ".." {
+		t.Errorf("parseGroupSegment = %q, %v", g, err)
+	}
+}
+
+func FuzzDecodeEndpoint(f *testing.F) {
+	b, _ := encodeEndpoint(prov(registry.Key{Service: "a.B"}, "1.2.3.4:5"))
+	f.Add("1.2.3.4:5", b)
+	f.Add("x", []byte(`{"addr":"x","tags":{"a":"b"},"weight":-1}`))
+	f.Fuzz(func(t *testing.T, name string, data []byte) {
+		e, err := decodeEndpoint(registry.Key{Service: "a.B"}, registry.Provider, name, data)
+		if err == nil && (e.Weight < 0 || e.Addr == "" && name != "") {
+			t.Errorf("accepted %q %q as %+v", name, data, e)
+		}
+	})
+}
+
+func FuzzDecodeConfig(f *testing.F) {
+	b, _ := json.Marshal(registry.Config{
+		RateLimit: &registry.RateLimit{Rate: 1.5, Burst: 2, PerApp: true},
+		Instances: map[string]registry.InstanceConfig{"a:1": {Weight: 3, Draining: true}},
+		Mocks:     map[string]registry.MockConfig{"Get": {Action: "value", Value: []byte{1, 2}, Expires: time.Unix(1e9, 0).UTC()}},
+	})
+	f.Add(b)
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := decodeConfig(data)
+		if err != nil {
+			return
+		}
+		again, err := json.Marshal(c)
+		if err != nil {
+			t.Fatalf("re-encoding a decoded config: %v", err)
+		}
+		if _, err := decodeConfig(again); err != nil {
+			t.Fatalf("decoding a re-encoded config: %v", err)
+		}
+	})
+}
+
+func BenchmarkDecodeEndpoint(b *testing.B) {
+	e := prov(registry.Key{Service: "a.B"}, "10.0.0.1:7001")
+	e.Tags = map[string]string{"zone": "hk-1"}
+	data, _ := encodeEndpoint(e)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeEndpoint(e.Key, registry.Provider, "10.0.0.1:7001", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestBurstCoalesced(t *testing.T) {
+	e := newEnv(t)
+	p := e.open(e.options())
+	o := e.options()
+	var stall atomic.Bool
+	var listings atomic.Int32
+	blocked, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	o.hookList = func(registry.Key, int, error) {
+		listings.Add(1)
+		if stall.Load() {
+			once.Do(func() { close(blocked); <-release })
+		}
+	}
+	c := e.open(o)
+	var releaseOnce sync.Once
+	unstall := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(unstall) // runs before c.Close even when the test fails
+	k := registry.Key{Service: "pkg.Burst"}
+	h := watchHistory(t, c, k)
+	h.WaitFor(t, "the first snapshot", registrytest.HasAddrs())
+
+	stall.Store(true)
+	mustRegister(t, p, prov(k, "10.0.1.00:80"))
+	select { // the watcher's loop is busy; the burst arrives meanwhile
+	case <-blocked:
+	case <-time.After(registrytest.Timeout):
+		t.Fatal("no listing after the first registration")
+	}
+	const n = 50
+	want := []string{"10.0.1.00:80"}
+	for i := 1; i < n; i++ {
+		ep := prov(k, fmt.Sprintf("10.0.1.%02d:80", i))
+		mustRegister(t, p, ep)
+		want = append(want, ep.Addr)
+		ep.App = "changed" // and a payload change per node
+		mustRegister(t, p, ep)
+	}
+	before := listings.Load()
+	unstall()
+	h.WaitFor(t, "all providers", registrytest.HasAddrs(want...))
+	if got := listings.Load() - before; got > 3 {
+		t.Errorf("%d listings for a burst of %d events, want one or two", got, 2*n)
+	}
+}
