@@ -51,7 +51,7 @@ func (c *Client) run(ctx context.Context, st *svcState, info *CallInfo, cs *call
 
 	v := st.current(now)
 	if v == nil {
-		if err := st.waitReady(ctx, m); err != nil {
+		if err := st.waitReady(ctx, m, callDeadline(ctx, now, m.Policy.Timeout, cs.opts.timeout, c.o.timeout)); err != nil {
 			return err
 		}
 		v = st.current(now)
@@ -271,8 +271,19 @@ func (v *svcView) pick(pi *balance.Info, now time.Time, key string, debug bool, 
 	return nil, -1, breakerTicket{}, Errorf(Unavailable, "no provider of %s left to try", key)
 }
 
-// waitReady waits for the first registry snapshot of the service.
-func (st *svcState) waitReady(ctx context.Context, m *MethodDesc) error {
+// maxReadyWait bounds the wait for a service's first registry snapshot when
+// the call has no deadline.
+const maxReadyWait = 10 * time.Second
+
+// waitReady waits for the first registry snapshot of the service, until
+// the call's deadline (zero: maxReadyWait).
+func (st *svcState) waitReady(ctx context.Context, m *MethodDesc, deadline time.Time) error {
+	wait := maxReadyWait
+	if !deadline.IsZero() {
+		wait = time.Until(deadline)
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
 	select {
 	case <-st.ready:
 		return nil
@@ -280,6 +291,8 @@ func (st *svcState) waitReady(ctx context.Context, m *MethodDesc) error {
 		return ctxError(ctx.Err(), m)
 	case <-st.c.done:
 		return ErrClientClosed
+	case <-t.C:
+		return Errorf(Unavailable, "%s: no providers known for %s yet: the registry has not answered in %v", m.FullName, st.keyName, wait.Round(time.Millisecond))
 	}
 }
 

@@ -251,7 +251,9 @@ func newSvcState(c *Client, sd *ServiceDesc) (*svcState, error) {
 	}
 	st.stop = stop
 	st.consumer = registry.Endpoint{Key: key, Role: registry.Consumer, Addr: c.id, App: c.o.app, StartTime: c.o.clock.Now()}
-	if err := c.reg.Register(context.Background(), st.consumer); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), closeDeregisterTimeout)
+	defer cancel()
+	if err := c.reg.Register(ctx, st.consumer); err != nil {
 		c.o.logger.Warn("rt: register consumer failed", "key", key.String(), "err", err)
 	}
 	return st, nil
@@ -264,7 +266,9 @@ func (st *svcState) close() {
 	st.mu.Lock()
 	st.closed = true
 	st.mu.Unlock()
-	if err := st.c.reg.Deregister(context.Background(), st.consumer); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), closeDeregisterTimeout)
+	defer cancel()
+	if err := st.c.reg.Deregister(ctx, st.consumer); err != nil {
 		st.c.o.logger.Warn("rt: deregister consumer failed", "key", st.key.String(), "err", err)
 	}
 }

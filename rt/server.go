@@ -353,6 +353,9 @@ func (s *Server) deregister(ctx context.Context) {
 	}
 }
 
+// closeDeregisterTimeout bounds Close's wait for the registry.
+const closeDeregisterTimeout = 5 * time.Second
+
 // Close closes the server at once: listeners, connections (in-flight calls
 // are canceled) and registrations. It waits for the server's goroutines.
 func (s *Server) Close() error {
@@ -373,7 +376,9 @@ func (s *Server) Close() error {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	s.deregister(context.Background())
+	dctx, cancel := context.WithTimeout(context.Background(), closeDeregisterTimeout)
+	s.deregister(dctx)
+	cancel()
 	for _, c := range conns {
 		c.close(ErrServerClosed)
 	}
