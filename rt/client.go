@@ -204,17 +204,18 @@ func (c *Client) heartbeats() {
 // view rebuilt on every registry change), their breakers and the retry
 // budget.
 type svcState struct {
-	c        *Client
-	sd       *ServiceDesc
-	key      registry.Key
-	keyName  string // key.String(), for errors
-	infos    []CallInfo
-	builder  balance.Builder
-	budget   retryBudget
-	ready    chan struct{} // closed with the first snapshot
-	view     atomic.Pointer[svcView]
-	stop     func()
-	consumer registry.Endpoint
+	c          *Client
+	sd         *ServiceDesc
+	key        registry.Key
+	keyName    string // key.String(), for errors
+	infos      []CallInfo
+	builder    balance.Builder
+	budget     retryBudget
+	ready      chan struct{} // closed with the first snapshot
+	view       atomic.Pointer[svcView]
+	stop       func()
+	consumer   registry.Endpoint
+	registered chan struct{} // closed when the consumer registration ended
 
 	mu        sync.Mutex
 	readyOnce sync.Once
@@ -251,11 +252,18 @@ func newSvcState(c *Client, sd *ServiceDesc) (*svcState, error) {
 	}
 	st.stop = stop
 	st.consumer = registry.Endpoint{Key: key, Role: registry.Consumer, Addr: c.id, App: c.o.app, StartTime: c.o.clock.Now()}
-	ctx, cancel := context.WithTimeout(context.Background(), closeDeregisterTimeout)
-	defer cancel()
-	if err := c.reg.Register(ctx, st.consumer); err != nil {
-		c.o.logger.Warn("rt: register consumer failed", "key", key.String(), "err", err)
-	}
+	// Listed by `yrpcc ctl ls`; calls do not wait for it.
+	st.registered = make(chan struct{})
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer close(st.registered)
+		ctx, cancel := context.WithTimeout(context.Background(), closeDeregisterTimeout)
+		defer cancel()
+		if err := c.reg.Register(ctx, st.consumer); err != nil {
+			c.o.logger.Warn("rt: register consumer failed", "key", key.String(), "err", err)
+		}
+	}()
 	return st, nil
 }
 
@@ -266,6 +274,7 @@ func (st *svcState) close() {
 	st.mu.Lock()
 	st.closed = true
 	st.mu.Unlock()
+	<-st.registered
 	ctx, cancel := context.WithTimeout(context.Background(), closeDeregisterTimeout)
 	defer cancel()
 	if err := st.c.reg.Deregister(ctx, st.consumer); err != nil {
