@@ -37,3 +37,8 @@ func (Greeter) Methods() []schema.Method {
 		rpc.Unary("SayHello", HelloRequest.Type, HelloReply.Type).Comment("SayHello answers with a greeting."),
 	}
 }
+
+// Annotations of Greeter.
+func (Greeter) Annotations() []schema.Annotation {
+	return []schema.Annotation{schema.Package("greeter")}
+}

@@ -52,6 +52,7 @@ func (Store) Methods() []schema.Method {
 // Annotations of Store.
 func (Store) Annotations() []schema.Annotation {
 	return []schema.Annotation{
+		schema.Package("tour"),
 		schema.Balance(schema.ConsistentHash),
 		schema.Breaker(0.5, 10, 2*time.Second),
 	}

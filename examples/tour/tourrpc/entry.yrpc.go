@@ -37,13 +37,14 @@ func (m *Entry) Size() (n int) {
 	return n
 }
 
-// MarshalAppend appends the protobuf encoding of m to b. It grows b
-// at most once, and not at all when b has room for Size() bytes.
+// MarshalAppend appends the protobuf encoding of m to b. When b has no
+// spare capacity it grows b once, to fit; otherwise it appends in place
+// (a reused buffer with room costs no allocation and no Size pass).
 func (m *Entry) MarshalAppend(b []byte) []byte {
-	if m == nil {
-		return b
+	if cap(b) == len(b) {
+		b = slices.Grow(b, m.Size())
 	}
-	return m.appendTo(slices.Grow(b, m.Size()))
+	return m.appendTo(b)
 }
 
 // appendTo appends the encoding of m to b, which nested messages
@@ -82,54 +83,51 @@ func (m *Entry) Unmarshal(b []byte) error {
 // the enclosing messages. b is never modified and may be aliased.
 func (m *Entry) unmarshal(b []byte, depth int) error {
 	if depth > codec.MaxDepth {
-		return codec.Err("tourrpc.Entry", "", codec.CodeDepth)
+		return codec.Err("tour.Entry", "", codec.CodeDepth)
 	}
 	for i := 0; i < len(b); {
 		tag, n := codec.ConsumeVarint(b[i:])
 		if n < 0 {
-			return codec.Err("tourrpc.Entry", "", n)
+			return codec.Err("tour.Entry", "", n)
 		}
 		i += n
 		switch tag {
 		case 8:
-			// id = 1, varint
+			// id = 1, int64
 			u, n := codec.ConsumeVarint(b[i:])
 			if n < 0 {
-				return codec.Err("tourrpc.Entry", "id", n)
+				return codec.Err("tour.Entry", "id", n)
 			}
 			i += n
-			x := int64(u)
-			m.ID = x
+			m.ID = int64(u)
 		case 18:
-			// value = 2, bytes
+			// value = 2, string
 			l, n := codec.ConsumeVarint(b[i:])
 			if n < 0 {
-				return codec.Err("tourrpc.Entry", "value", n)
+				return codec.Err("tour.Entry", "value", n)
 			}
 			i += n
 			if l > uint64(len(b)-i) {
-				return codec.Err("tourrpc.Entry", "value", codec.CodeTruncated)
+				return codec.Err("tour.Entry", "value", codec.CodeTruncated)
 			}
-			x := codec.String(b[i : i+int(l)])
+			m.Value = codec.String(b[i : i+int(l)])
 			i += int(l)
-			m.Value = x
 		case 26:
-			// served_by = 3, bytes
+			// served_by = 3, string
 			l, n := codec.ConsumeVarint(b[i:])
 			if n < 0 {
-				return codec.Err("tourrpc.Entry", "served_by", n)
+				return codec.Err("tour.Entry", "served_by", n)
 			}
 			i += n
 			if l > uint64(len(b)-i) {
-				return codec.Err("tourrpc.Entry", "served_by", codec.CodeTruncated)
+				return codec.Err("tour.Entry", "served_by", codec.CodeTruncated)
 			}
-			x := codec.String(b[i : i+int(l)])
+			m.ServedBy = codec.String(b[i : i+int(l)])
 			i += int(l)
-			m.ServedBy = x
 		default:
 			n = codec.Skip(b[i:], tag)
 			if n < 0 {
-				return codec.Err("tourrpc.Entry", "", n)
+				return codec.Err("tour.Entry", "", n)
 			}
 			i += n
 		}
@@ -144,7 +142,7 @@ func (m *Entry) Validate() error {
 		return nil
 	}
 	if utf8.RuneCountInString(m.Value) > 1024 {
-		return codec.Invalid("tourrpc.Entry", "value", "must have at most 1024 characters")
+		return codec.Invalid("tour.Entry", "value", "must have at most 1024 characters")
 	}
 	return nil
 }

@@ -28,13 +28,14 @@ func (m *Key) Size() (n int) {
 	return n
 }
 
-// MarshalAppend appends the protobuf encoding of m to b. It grows b
-// at most once, and not at all when b has room for Size() bytes.
+// MarshalAppend appends the protobuf encoding of m to b. When b has no
+// spare capacity it grows b once, to fit; otherwise it appends in place
+// (a reused buffer with room costs no allocation and no Size pass).
 func (m *Key) MarshalAppend(b []byte) []byte {
-	if m == nil {
-		return b
+	if cap(b) == len(b) {
+		b = slices.Grow(b, m.Size())
 	}
-	return m.appendTo(slices.Grow(b, m.Size()))
+	return m.appendTo(b)
 }
 
 // appendTo appends the encoding of m to b, which nested messages
@@ -61,28 +62,27 @@ func (m *Key) Unmarshal(b []byte) error {
 // the enclosing messages. b is never modified and may be aliased.
 func (m *Key) unmarshal(b []byte, depth int) error {
 	if depth > codec.MaxDepth {
-		return codec.Err("tourrpc.Key", "", codec.CodeDepth)
+		return codec.Err("tour.Key", "", codec.CodeDepth)
 	}
 	for i := 0; i < len(b); {
 		tag, n := codec.ConsumeVarint(b[i:])
 		if n < 0 {
-			return codec.Err("tourrpc.Key", "", n)
+			return codec.Err("tour.Key", "", n)
 		}
 		i += n
 		switch tag {
 		case 8:
-			// id = 1, varint
+			// id = 1, int64
 			u, n := codec.ConsumeVarint(b[i:])
 			if n < 0 {
-				return codec.Err("tourrpc.Key", "id", n)
+				return codec.Err("tour.Key", "id", n)
 			}
 			i += n
-			x := int64(u)
-			m.ID = x
+			m.ID = int64(u)
 		default:
 			n = codec.Skip(b[i:], tag)
 			if n < 0 {
-				return codec.Err("tourrpc.Key", "", n)
+				return codec.Err("tour.Key", "", n)
 			}
 			i += n
 		}

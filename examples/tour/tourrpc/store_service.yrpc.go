@@ -12,7 +12,7 @@ import (
 // This package needs a runtime that supports generated code of version 1.
 const _ = rt.SupportPackageIsVersion1
 
-// StoreServer is the server API of tourrpc.Store. Implementations embed
+// StoreServer is the server API of tour.Store. Implementations embed
 // UnimplementedStoreServer to stay compatible with methods added later.
 //
 // Store keeps entries on several providers.
@@ -29,68 +29,73 @@ type UnimplementedStoreServer struct{}
 
 // Get returns an Unimplemented error.
 func (UnimplementedStoreServer) Get(context.Context, *Key) (*Entry, error) {
-	return nil, rt.Errorf(rt.Unimplemented, "method tourrpc.Store/Get is not implemented")
+	return nil, rt.Errorf(rt.Unimplemented, "method tour.Store/Get is not implemented")
 }
 
 // Put returns an Unimplemented error.
 func (UnimplementedStoreServer) Put(context.Context, *Entry) (*Entry, error) {
-	return nil, rt.Errorf(rt.Unimplemented, "method tourrpc.Store/Put is not implemented")
+	return nil, rt.Errorf(rt.Unimplemented, "method tour.Store/Put is not implemented")
 }
 
-// RegisterStore registers impl as the tourrpc.Store service of s.
+// RegisterStore registers impl as the tour.Store service of s.
 func RegisterStore(s rt.Registrar, impl StoreServer) {
 	s.RegisterService(&StoreServiceDesc, impl)
 }
 
-// StoreServiceDesc describes tourrpc.Store: its policies from the schema and its
+// StoreServiceDesc describes tour.Store: its policies from the schema and its
 // method-index dispatch table. Nothing modifies it.
 var StoreServiceDesc = rt.ServiceDesc{
-	MethodIndex: storeMethodIndex,
-	Methods: []rt.MethodDesc{{
-		FullName: "tourrpc.Store/Get",
-		Handle:   storeGetHandle,
-		HashKey:  storeGetHashKey,
-		ID:       0xc6d70376,
-		Name:     "Get",
-		NewRequest: func() rt.Message {
-			return new(Key)
-		},
-		NewResponse: func() rt.Message {
-			return new(Entry)
-		},
-		Policy: rt.MethodPolicy{
-			Idempotent: true,
-			Retry: rt.RetryPolicy{
-				Backoff:     2.0,
-				Interval:    5 * time.Millisecond,
-				Jitter:      0.2,
-				MaxInterval: 50 * time.Millisecond,
-				Tries:       3,
+	Name: "tour.Store",
+	Methods: []rt.MethodDesc{
+		{
+			Name:     "Get",
+			FullName: "tour.Store/Get",
+			ID:       0x45ec632f,
+			Policy: rt.MethodPolicy{
+				Timeout:    time.Second,
+				Idempotent: true,
+				Retry: rt.RetryPolicy{
+					Tries:       3,
+					Interval:    5 * time.Millisecond,
+					Backoff:     2.0,
+					MaxInterval: 50 * time.Millisecond,
+					Jitter:      0.2,
+				},
 			},
-			Timeout: time.Second,
+			NewRequest: func() rt.Message {
+				return new(Key)
+			},
+			NewResponse: func() rt.Message {
+				return new(Entry)
+			},
+			Handle:  storeGetHandle,
+			HashKey: storeGetHashKey,
 		},
-	}, {
-		FullName: "tourrpc.Store/Put",
-		Handle:   storePutHandle,
-		HashKey:  storePutHashKey,
-		ID:       0xaf94789f,
-		Name:     "Put",
-		NewRequest: func() rt.Message {
-			return new(Entry)
+		{
+			Name:     "Put",
+			FullName: "tour.Store/Put",
+			ID:       0x5d2d5b06,
+			Policy: rt.MethodPolicy{
+				Timeout: time.Second,
+			},
+			NewRequest: func() rt.Message {
+				return new(Entry)
+			},
+			NewResponse: func() rt.Message {
+				return new(Entry)
+			},
+			Handle:  storePutHandle,
+			HashKey: storePutHashKey,
 		},
-		NewResponse: func() rt.Message {
-			return new(Entry)
-		},
-		Policy: rt.MethodPolicy{Timeout: time.Second},
-	}},
-	Name: "tourrpc.Store",
+	},
+	MethodIndex: storeMethodIndex,
 	Policy: rt.ServicePolicy{
-		Balance: "consistent_hash",
 		Breaker: rt.BreakerPolicy{
 			ErrorRate:   0.5,
 			MinRequests: 10,
 			OpenFor:     2 * time.Second,
 		},
+		Balance: "consistent_hash",
 	},
 }
 
@@ -98,11 +103,11 @@ var StoreServiceDesc = rt.ServiceDesc{
 // StoreServiceDesc.Methods, or -1.
 func storeMethodIndex(id uint32) int {
 	switch id {
-	case 0xc6d70376:
-		// tourrpc.Store/Get
+	case 0x45ec632f:
+		// tour.Store/Get
 		return 0
-	case 0xaf94789f:
-		// tourrpc.Store/Put
+	case 0x5d2d5b06:
+		// tour.Store/Put
 		return 1
 	}
 	return -1
@@ -115,7 +120,7 @@ func storeGetHandle(impl any, ctx context.Context, req rt.Message) (rt.Message, 
 		return nil, err
 	}
 	if resp == nil {
-		return nil, rt.Errorf(rt.Internal, "tourrpc.Store/Get: the handler returned a nil response")
+		return nil, rt.Errorf(rt.Internal, "tour.Store/Get: the handler returned a nil response")
 	}
 	return resp, nil
 }
@@ -133,7 +138,7 @@ func storePutHandle(impl any, ctx context.Context, req rt.Message) (rt.Message, 
 		return nil, err
 	}
 	if resp == nil {
-		return nil, rt.Errorf(rt.Internal, "tourrpc.Store/Put: the handler returned a nil response")
+		return nil, rt.Errorf(rt.Internal, "tour.Store/Put: the handler returned a nil response")
 	}
 	return resp, nil
 }
@@ -144,13 +149,13 @@ func storePutHashKey(req rt.Message, dst []byte) []byte {
 	return strconv.AppendInt(dst, int64(x), 10)
 }
 
-// StoreClient calls tourrpc.Store through an rt.Invoker. Make it with
+// StoreClient calls tour.Store through an rt.Invoker. Make it with
 // NewStoreClient; it is safe for concurrent use when its Invoker is.
 type StoreClient struct {
 	c rt.Invoker
 }
 
-// NewStoreClient returns a client that calls tourrpc.Store through c.
+// NewStoreClient returns a client that calls tour.Store through c.
 func NewStoreClient(c rt.Invoker) *StoreClient {
 	return &StoreClient{c: c}
 }

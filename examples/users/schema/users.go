@@ -284,6 +284,7 @@ func (Users) Methods() []schema.Method {
 // Annotations of Users.
 func (Users) Annotations() []schema.Annotation {
 	return []schema.Annotation{
+		schema.Package("users"),
 		schema.Group("HK"),
 		schema.Version("1.2.0"),
 		schema.RateLimit(300, 500),

@@ -108,35 +108,41 @@ func fieldBoundaries(t testing.TB, b []byte) map[int]bool {
 	return bounds
 }
 
-// Malformed is a table of inputs that every message must reject.
-var Malformed = []struct {
+// Malformed is an input that every message must reject with Err.
+type Malformed struct {
 	Name  string
 	Input []byte
 	Err   error
-}{
-	{"truncated tag", []byte{0x80}, codec.ErrTruncated},
-	{"overlong tag", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, codec.ErrOverflow},
-	{"tag 10 bytes over 64 bits", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02}, codec.ErrOverflow},
-	{"field number 0", []byte{0x00, 0x00}, codec.ErrFieldNumber},
-	{"wire type 6", []byte{0xf6, 0xff, 0x7f, 0x00}, codec.ErrWireType},
-	{"wire type 7", []byte{0xf7, 0xff, 0x7f, 0x00}, codec.ErrWireType},
-	{"end group without start", []byte{0xfc, 0xff, 0x7f}, codec.ErrGroup},
-	{"unterminated group", []byte{0xfb, 0xff, 0x7f, 0x08, 0x01}, codec.ErrTruncated},
-	{"mismatched group end", []byte{0xfb, 0xff, 0x7f, 0xf4, 0xff, 0x7f}, codec.ErrGroup},
-	{"truncated varint value", []byte{0xf8, 0xff, 0x7f, 0x80}, codec.ErrTruncated},
-	{"overlong varint value", []byte{0xf8, 0xff, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, codec.ErrOverflow},
-	{"truncated fixed32", []byte{0xfd, 0xff, 0x7f, 1, 2, 3}, codec.ErrTruncated},
-	{"truncated fixed64", []byte{0xf9, 0xff, 0x7f, 1, 2, 3, 4, 5, 6, 7}, codec.ErrTruncated},
-	{"length past the end", []byte{0xfa, 0xff, 0x7f, 0x05, 1, 2}, codec.ErrTruncated},
-	{"huge length", []byte{0xfa, 0xff, 0x7f, 0xff, 0xff, 0xff, 0xff, 0x0f}, codec.ErrTruncated},
 }
 
-// CheckMalformed checks that M rejects every input of Malformed with its
-// error. The inputs use field 0x7fff..., which no test message declares, so
-// that they reach the unknown-field path.
+// MalformedInputs returns a new table of inputs that every message must
+// reject. They use field 262143, which no test message declares, so that
+// they reach the unknown-field path.
+func MalformedInputs() []Malformed {
+	return []Malformed{
+		{"truncated tag", []byte{0x80}, codec.ErrTruncated},
+		{"overlong tag", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, codec.ErrOverflow},
+		{"tag 10 bytes over 64 bits", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02}, codec.ErrOverflow},
+		{"field number 0", []byte{0x00, 0x00}, codec.ErrFieldNumber},
+		{"wire type 6", []byte{0xf6, 0xff, 0x7f, 0x00}, codec.ErrWireType},
+		{"wire type 7", []byte{0xf7, 0xff, 0x7f, 0x00}, codec.ErrWireType},
+		{"end group without start", []byte{0xfc, 0xff, 0x7f}, codec.ErrGroup},
+		{"unterminated group", []byte{0xfb, 0xff, 0x7f, 0x08, 0x01}, codec.ErrTruncated},
+		{"mismatched group end", []byte{0xfb, 0xff, 0x7f, 0xf4, 0xff, 0x7f}, codec.ErrGroup},
+		{"truncated varint value", []byte{0xf8, 0xff, 0x7f, 0x80}, codec.ErrTruncated},
+		{"overlong varint value", []byte{0xf8, 0xff, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, codec.ErrOverflow},
+		{"truncated fixed32", []byte{0xfd, 0xff, 0x7f, 1, 2, 3}, codec.ErrTruncated},
+		{"truncated fixed64", []byte{0xf9, 0xff, 0x7f, 1, 2, 3, 4, 5, 6, 7}, codec.ErrTruncated},
+		{"length past the end", []byte{0xfa, 0xff, 0x7f, 0x05, 1, 2}, codec.ErrTruncated},
+		{"huge length", []byte{0xfa, 0xff, 0x7f, 0xff, 0xff, 0xff, 0xff, 0x0f}, codec.ErrTruncated},
+	}
+}
+
+// CheckMalformed checks that M rejects every input of MalformedInputs with
+// its error.
 func CheckMalformed[T any, M Message[T]](t *testing.T) {
 	t.Helper()
-	for _, tc := range Malformed {
+	for _, tc := range MalformedInputs() {
 		err := M(new(T)).Unmarshal(tc.Input)
 		if !errors.Is(err, tc.Err) {
 			t.Errorf("%s: Unmarshal(% x) = %v, want %v", tc.Name, tc.Input, err, tc.Err)

@@ -1,0 +1,17 @@
+// Bench compares yrpc with other Go RPC frameworks on one workload (see
+// README.md): separate server and client processes on loopback, c worker
+// goroutines sharing one client, every call's latency recorded and every
+// process's allocations counted.
+//
+// Usage:
+//
+//	bench run [-quick] [-impls grpc,rpcx,...] [-c 1,64,256] [-n1 40000] [-n 150000] [-repeats 2] [-out results]
+//	bench server -impl NAME [-addr 127.0.0.1:0]
+//	bench client -impl NAME -addr HOST:PORT [-c 1] [-n 1000] [-warmup 0]
+//	bench report [-in results/results.json] [-out results]
+//
+// "bench run" starts a server and a client process per measurement itself;
+// "server" and "client" are those processes; "report" renders the tables
+// and the chart again from a results.json. run.sh builds the binary (with
+// yrpc when it compiles) and runs everything.
+package main

@@ -1,0 +1,113 @@
+package harness
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Client makes calls for the harness. Call may be called concurrently for
+// distinct workers w in [0, c), where c is the concurrency the client was
+// dialed for; calls of one worker are sequential. Call returns an error when
+// the call fails or the reply does not check.
+type Client interface {
+	Call(ctx context.Context, w int) error
+	Close() error
+}
+
+// Driver is implemented by clients that run a phase themselves instead of
+// being called once per request. Drive makes n requests with at most c in
+// flight, stores request i's latency in lat[i] (len(lat) == n) and returns
+// the number of failed requests and the first failure.
+type Driver interface {
+	Drive(ctx context.Context, c int, lat []time.Duration) (errs int, first error)
+}
+
+// Phase is the outcome of one run of n calls.
+type Phase struct {
+	Elapsed time.Duration
+	// Lat holds every call's latency, sorted ascending.
+	Lat []time.Duration
+	// Errors counts failed calls; FirstErr is the first of them.
+	Errors   int
+	FirstErr error
+	// Mallocs and TotalAlloc are this process's runtime.MemStats deltas
+	// over the phase.
+	Mallocs    uint64
+	TotalAlloc uint64
+}
+
+// Run makes n calls with c workers (Drive for a Driver) and measures them.
+// The latency slice is allocated before the allocation counters are read,
+// so the deltas cover only the calls and the workers.
+func Run(ctx context.Context, cl Client, c, n int) Phase {
+	if c < 1 {
+		c = 1
+	}
+	lat := make([]time.Duration, n)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	start := time.Now()
+	var errs int
+	var first error
+	if d, ok := cl.(Driver); ok {
+		errs, first = d.Drive(ctx, c, lat)
+	} else {
+		errs, first = spread(ctx, cl, c, lat)
+	}
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&m1)
+	sortDurations(lat)
+	return Phase{
+		Elapsed:    elapsed,
+		Lat:        lat,
+		Errors:     errs,
+		FirstErr:   first,
+		Mallocs:    m1.Mallocs - m0.Mallocs,
+		TotalAlloc: m1.TotalAlloc - m0.TotalAlloc,
+	}
+}
+
+// spread has c workers take call indexes from a shared counter until
+// len(lat) calls are made.
+func spread(ctx context.Context, cl Client, c int, lat []time.Duration) (int, error) {
+	n := int64(len(lat))
+	var (
+		next  atomic.Int64
+		errs  atomic.Int64
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	wg.Add(c)
+	for w := range c {
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= n {
+					return
+				}
+				t0 := time.Now()
+				err := cl.Call(ctx, w)
+				lat[i] = time.Since(t0)
+				if err != nil {
+					errs.Add(1)
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					if ctx.Err() != nil {
+						errs.Add(n - min(next.Swap(n), n))
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return int(errs.Load()), first
+}

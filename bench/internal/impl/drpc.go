@@ -1,0 +1,72 @@
+package impl
+
+import (
+	"context"
+	"net"
+
+	"storj.io/drpc/drpcconn"
+	"storj.io/drpc/drpcmux"
+	"storj.io/drpc/drpcserver"
+
+	"github.com/yrpc/yrpc/bench/benchpb"
+	"github.com/yrpc/yrpc/bench/internal/harness"
+	"github.com/yrpc/yrpc/bench/internal/workload"
+)
+
+func drpcImpl() *Impl {
+	return &Impl{
+		Name:  "drpc",
+		Label: "drpc " + moduleVersion("storj.io/drpc"),
+		Serve: serveDRPC,
+		Dial:  dialDRPC,
+	}
+}
+
+type drpcHello struct{}
+
+func (drpcHello) Say(_ context.Context, req *benchpb.BenchmarkMessage) (*benchpb.BenchmarkMessage, error) {
+	return workload.Answer(req), nil
+}
+
+func serveDRPC(ctx context.Context, lis net.Listener) error {
+	mux := drpcmux.New()
+	if err := benchpb.DRPCRegisterHello(mux, drpcHello{}); err != nil {
+		return err
+	}
+	// Serve returns nil once ctx ends, after closing lis.
+	return drpcserver.New(mux).Serve(ctx, lis)
+}
+
+// drpcClient has a connection per worker: a drpc connection carries one
+// call at a time.
+type drpcClient struct {
+	conns []*drpcconn.Conn
+	hcs   []benchpb.DRPCHelloClient
+	reqs  []*benchpb.BenchmarkMessage
+}
+
+func dialDRPC(ctx context.Context, addr string, c int) (harness.Client, error) {
+	d := &drpcClient{reqs: requests(c)}
+	var dialer net.Dialer
+	for range len(d.reqs) {
+		raw, err := dialer.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			_ = d.Close()
+			return nil, err
+		}
+		conn := drpcconn.New(raw)
+		d.conns = append(d.conns, conn)
+		d.hcs = append(d.hcs, benchpb.NewDRPCHelloClient(conn))
+	}
+	return d, nil
+}
+
+func (d *drpcClient) Call(ctx context.Context, w int) error {
+	resp, err := d.hcs[w].Say(ctx, d.reqs[w])
+	if err != nil {
+		return err
+	}
+	return workload.Check(resp)
+}
+
+func (d *drpcClient) Close() error { return closeAll(d.conns) }

@@ -1,0 +1,60 @@
+package impl
+
+import (
+	"context"
+	"net"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/yrpc/yrpc/bench/benchpb"
+	"github.com/yrpc/yrpc/bench/internal/harness"
+	"github.com/yrpc/yrpc/bench/internal/workload"
+)
+
+func grpcImpl() *Impl {
+	return &Impl{
+		Name:  "grpc",
+		Label: "gRPC-Go " + moduleVersion("google.golang.org/grpc"),
+		Serve: serveGRPC,
+		Dial:  dialGRPC,
+	}
+}
+
+type grpcHello struct {
+	benchpb.UnimplementedHelloServer
+}
+
+func (grpcHello) Say(_ context.Context, req *benchpb.BenchmarkMessage) (*benchpb.BenchmarkMessage, error) {
+	return workload.Answer(req), nil
+}
+
+func serveGRPC(ctx context.Context, lis net.Listener) error {
+	s := grpc.NewServer()
+	benchpb.RegisterHelloServer(s, grpcHello{})
+	return serveUntil(ctx, func() error { return s.Serve(lis) }, s.Stop)
+}
+
+type grpcClient struct {
+	conn *grpc.ClientConn
+	hc   benchpb.HelloClient
+	reqs []*benchpb.BenchmarkMessage
+}
+
+func dialGRPC(_ context.Context, addr string, c int) (harness.Client, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	return &grpcClient{conn: conn, hc: benchpb.NewHelloClient(conn), reqs: requests(c)}, nil
+}
+
+func (g *grpcClient) Call(ctx context.Context, w int) error {
+	resp, err := g.hc.Say(ctx, g.reqs[w])
+	if err != nil {
+		return err
+	}
+	return workload.Check(resp)
+}
+
+func (g *grpcClient) Close() error { return g.conn.Close() }

@@ -1,0 +1,58 @@
+package impl
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+
+	"github.com/yrpc/yrpc/bench/internal/harness"
+)
+
+// Impl is one implementation under test. Its zero value is not usable; the
+// values returned by All are read-only and safe to share.
+type Impl struct {
+	// Name is the short name used on the command line ("grpc").
+	Name string
+	// Label names it in reports, with its version.
+	Label string
+	// Ref marks a reference line (no framework), which ratios to "the best
+	// peer" leave out.
+	Ref bool
+	// Serve serves the workload on lis until ctx ends, then stops, closes
+	// lis and returns nil (or the error that stopped it earlier).
+	Serve func(ctx context.Context, lis net.Listener) error
+	// Dial connects to addr for c concurrent workers.
+	Dial func(ctx context.Context, addr string, c int) (harness.Client, error)
+}
+
+// All returns every implementation compiled in, in report order: yrpc (when
+// built with the "yrpc" tag), the peers, then the reference lines.
+func All() []*Impl {
+	var all []*Impl
+	all = append(all, extra()...)
+	all = append(all, grpcImpl(), rpcxImpl(), netrpcImpl(), drpcImpl(), pingPongImpl(), pipelineImpl())
+	return all
+}
+
+// Names returns the names of All, in order.
+func Names() []string {
+	var names []string
+	for _, im := range All() {
+		names = append(names, im.Name)
+	}
+	return names
+}
+
+// Lookup returns the implementation called name.
+func Lookup(name string) (*Impl, error) {
+	for _, im := range All() {
+		if im.Name == name {
+			return im, nil
+		}
+	}
+	return nil, fmt.Errorf("impl: unknown implementation %q (have %v)", name, Names())
+}
+
+// Has reports whether an implementation called name is compiled in.
+func Has(name string) bool { return slices.Contains(Names(), name) }

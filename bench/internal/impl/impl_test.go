@@ -1,0 +1,111 @@
+package impl
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/yrpc/yrpc/bench/internal/harness"
+)
+
+// TestImpls serves every implementation on loopback and drives a short
+// load through its client, twice as many calls as workers.
+func TestImpls(t *testing.T) {
+	for _, im := range All() {
+		t.Run(im.Name, func(t *testing.T) {
+			for _, c := range []int{1, 4} {
+				runImpl(t, im, c, 64)
+			}
+		})
+	}
+}
+
+func runImpl(t *testing.T, im *Impl, c, n int) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sctx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- im.Serve(sctx, lis) }()
+
+	cl, err := im.Dial(ctx, lis.Addr().String(), c)
+	if err != nil {
+		stop()
+		t.Fatalf("dial: %v", err)
+	}
+	ph := harness.Run(ctx, cl, c, n)
+	if err := cl.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	stop()
+	if err := <-served; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+	if ph.Errors != 0 || ph.FirstErr != nil {
+		t.Fatalf("c=%d: %d errors, first %v", c, ph.Errors, ph.FirstErr)
+	}
+	if len(ph.Lat) != n || ph.Lat[0] <= 0 {
+		t.Fatalf("c=%d: latencies not recorded: len %d, min %v", c, len(ph.Lat), ph.Lat[0])
+	}
+}
+
+func TestLookup(t *testing.T) {
+	for _, name := range Names() {
+		im, err := Lookup(name)
+		if err != nil || im.Name != name {
+			t.Errorf("Lookup(%q) = %v, %v", name, im, err)
+		}
+	}
+	if _, err := Lookup("nope"); err == nil {
+		t.Error("Lookup of an unknown name succeeded")
+	}
+}
+
+func TestReadFrame(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []byte
+		buf  int
+		want []byte
+		err  bool
+	}{
+		{"empty payload", appendFrame(nil, nil), 8, []byte{}, false},
+		{"payload", appendFrame(nil, []byte("hello")), 8, []byte("hello"), false},
+		{"too long", appendFrame(nil, []byte("hello, world")), 8, nil, true},
+		{"short header", []byte{0, 0}, 8, nil, true},
+		{"short payload", appendFrame(nil, []byte("hello"))[:7], 8, nil, true},
+	}
+	for _, tt := range tests {
+		got, err := readFrame(bytes.NewReader(tt.in), make([]byte, tt.buf))
+		if (err != nil) != tt.err || !bytes.Equal(got, tt.want) {
+			t.Errorf("%s: readFrame = %q, %v; want %q, err %v", tt.name, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+func FuzzReadFrame(f *testing.F) {
+	req, reply := rawPayloads()
+	f.Add(req)
+	f.Add(reply)
+	f.Add(appendFrame(appendFrame(nil, []byte("a")), []byte("bc")))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		r := bufio.NewReader(bytes.NewReader(in))
+		buf := make([]byte, 1024)
+		for {
+			p, err := readFrame(r, buf)
+			if err != nil {
+				return
+			}
+			if len(p) > len(buf) {
+				t.Fatalf("payload of %d bytes from a %d-byte buffer", len(p), len(buf))
+			}
+		}
+	})
+}

@@ -1,0 +1,138 @@
+//go:build yrpc
+
+package impl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/yrpc/yrpc/examples/hello/hellorpc"
+	"github.com/yrpc/yrpc/rt"
+
+	"github.com/yrpc/yrpc/bench/internal/harness"
+	"github.com/yrpc/yrpc/bench/internal/workload"
+)
+
+// extra returns the yrpc adapter, built with the "yrpc" tag.
+func extra() []*Impl { return []*Impl{yrpcImpl()} }
+
+func yrpcImpl() *Impl {
+	return &Impl{
+		Name:  "yrpc",
+		Label: "yrpc " + moduleVersion("github.com/yrpc/yrpc"),
+		Serve: serveYRPC,
+		Dial:  dialYRPC,
+	}
+}
+
+type yrpcHello struct {
+	hellorpc.UnimplementedHelloServer
+}
+
+func (yrpcHello) Say(_ context.Context, req *hellorpc.BenchmarkMessage) (*hellorpc.BenchmarkMessage, error) {
+	req.Field1 = workload.ReplyField1
+	req.Field2 = workload.ReplyField2
+	return req, nil
+}
+
+// yrpcShutdown bounds the graceful shutdown once the harness is done.
+const yrpcShutdown = 5 * time.Second
+
+func serveYRPC(ctx context.Context, lis net.Listener) error {
+	srv := rt.NewServer()
+	hellorpc.RegisterHello(srv, yrpcHello{})
+	return serveUntil(ctx, func() error { return srv.Serve(context.WithoutCancel(ctx), lis) }, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), yrpcShutdown)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			_ = srv.Close()
+		}
+	})
+}
+
+type yrpcClient struct {
+	cli  *rt.Client
+	hc   *hellorpc.HelloClient
+	reqs []*hellorpc.BenchmarkMessage
+}
+
+func dialYRPC(_ context.Context, addr string, c int) (harness.Client, error) {
+	cli, err := rt.NewClient(rt.WithAddrs(addr))
+	if err != nil {
+		return nil, err
+	}
+	y := &yrpcClient{cli: cli, hc: hellorpc.NewHelloClient(cli)}
+	for range max(c, 1) {
+		y.reqs = append(y.reqs, newYRPCRequest())
+	}
+	return y, nil
+}
+
+func (y *yrpcClient) Call(ctx context.Context, w int) error {
+	resp, err := y.hc.Say(ctx, y.reqs[w])
+	if err != nil {
+		return err
+	}
+	return checkYRPC(resp)
+}
+
+func (y *yrpcClient) Close() error { return y.cli.Close() }
+
+// newYRPCRequest fills a request as workload.Fill does for benchpb.
+func newYRPCRequest() *hellorpc.BenchmarkMessage {
+	m := new(hellorpc.BenchmarkMessage)
+	m.Field1 = workload.Text
+	m.Field9 = workload.Text
+	m.Field18 = workload.Text
+	m.Field80 = true
+	m.Field81 = true
+	m.Field2 = workload.Int
+	m.Field3 = workload.Int
+	m.Field280 = workload.Int
+	m.Field6 = workload.Int
+	m.Field22 = workload.Int
+	m.Field4 = workload.Text
+	m.Field59 = true
+	m.Field7 = workload.Text
+	m.Field16 = workload.Int
+	m.Field130 = workload.Int
+	m.Field12 = true
+	m.Field17 = true
+	m.Field13 = true
+	m.Field14 = true
+	m.Field104 = workload.Int
+	m.Field100 = workload.Int
+	m.Field101 = workload.Int
+	m.Field102 = workload.Text
+	m.Field103 = workload.Text
+	m.Field29 = workload.Int
+	m.Field30 = true
+	m.Field60 = workload.Int
+	m.Field271 = workload.Int
+	m.Field272 = workload.Int
+	m.Field150 = workload.Int
+	m.Field23 = workload.Int
+	m.Field24 = true
+	m.Field25 = workload.Int
+	m.Field78 = true
+	m.Field67 = workload.Int
+	m.Field68 = workload.Int
+	m.Field128 = workload.Int
+	m.Field129 = workload.Text
+	m.Field131 = workload.Int
+	return m
+}
+
+// checkYRPC checks a reply as workload.Check does for benchpb.
+func checkYRPC(m *hellorpc.BenchmarkMessage) error {
+	if m.Field1 != workload.ReplyField1 || m.Field2 != workload.ReplyField2 {
+		return fmt.Errorf("impl: bad yrpc reply: field1=%q field2=%d", m.Field1, m.Field2)
+	}
+	if m.Field9 != workload.Text || m.Field129 != workload.Text || m.Field131 != workload.Int || !m.Field80 {
+		return errors.New("impl: bad yrpc reply: untouched fields changed")
+	}
+	return nil
+}

@@ -1,0 +1,174 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func sample() *File {
+	var rs []Result
+	add := func(impl string, ref bool, c, rep int, cps, p50, p99 float64) {
+		rs = append(rs, Result{Impl: impl, Label: impl + " v1", Ref: ref, C: c, Repeat: rep, Calls: 1000,
+			CallsPerSec: cps, P50: p50, P99: p99, P999: p99 * 2, ClientAllocs: 10, ServerAllocs: 12})
+	}
+	for rep := 1; rep <= 2; rep++ {
+		d := float64(rep - 1) // the second repeat is a little faster
+		add("yrpc", false, 1, rep, 10000+100*d, 90, 200)
+		add("grpc", false, 1, rep, 4000+100*d, 227, 526)
+		add("netrpc", false, 1, rep, 8700+100*d, 108, 202)
+		add("tcp-pingpong", true, 1, rep, 30000, 28, 60)
+		add("yrpc", false, 64, rep, 60000+100*d, 900, 3000)
+		add("grpc", false, 64, rep, 17300, 3359, 9666)
+		add("netrpc", false, 64, rep, 27000, 2151, 6874)
+		add("tcp-pipeline", true, 64, rep, 1170000, 50, 100)
+	}
+	order := []string{"yrpc", "grpc", "netrpc", "tcp-pingpong", "tcp-pipeline"}
+	return &File{
+		Machine:  Machine{CPU: "Test CPU", Cores: 2, GoVersion: "go1.26.8", Kernel: "6.1", OSArch: "linux/amd64"},
+		Settings: Settings{Impls: order, Conc: []int{1, 64}, Calls1: 1000, Calls: 1000, Warmup: 0.02, Repeats: 2, Procs: 2, YRPC: true},
+		Results:  rs,
+		Summary:  Summarize(rs, order),
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	f := sample()
+	var got []string
+	for _, r := range f.Summary {
+		got = append(got, r.Impl)
+	}
+	want := []string{"yrpc", "grpc", "netrpc", "tcp-pingpong", "yrpc", "grpc", "netrpc", "tcp-pipeline"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+	y := f.Summary[0]
+	if y.CallsPerSec != 10050 || y.Repeat != 2 || y.C != 1 || y.ClientAllocs != 10 {
+		t.Errorf("yrpc c=1 summary = %+v, want the median of 10,000 and 10,100 over 2 repeats", y)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	tests := []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0}, {[]float64{3}, 3}, {[]float64{4, 2}, 3}, {[]float64{9, 1, 5}, 5}, {[]float64{1, 9, 2, 8}, 5},
+	}
+	for _, tt := range tests {
+		if got := median(tt.in); got != tt.want {
+			t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestThousands(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{0, "0"}, {999.4, "999"}, {999.6, "1,000"}, {17300, "17,300"}, {1170000, "1,170,000"}, {-1234, "-1,234"},
+	}
+	for _, tt := range tests {
+		if got := Thousands(tt.in); got != tt.want {
+			t.Errorf("Thousands(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	got := Compare(sample().Summary)
+	want := []string{
+		"c=1: yrpc 10,050 calls/s = 1.15× the best peer (netrpc, 8,750 calls/s); p50 0.83×, p99 0.99×",
+		"c=1: yrpc vs tcp-pingpong: calls/s 0.34×, p50 3.21× (90.0 vs 28.0 µs)",
+		"c=64: yrpc 60,050 calls/s = 2.22× the best peer (netrpc, 27,000 calls/s); p50 0.42×, p99 0.44×",
+		"c=64: yrpc vs tcp-pipeline: calls/s 0.05×, p50 18.00× (900 vs 50.0 µs)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Compare (-want +got):\n%s", diff)
+	}
+
+	var noYRPC []Result
+	for _, r := range sample().Summary {
+		if r.Impl != YRPC {
+			noYRPC = append(noYRPC, r)
+		}
+	}
+	got = Compare(noYRPC)
+	if len(got) != 2 || !strings.Contains(got[0], "yrpc not measured; best peer netrpc 8,750") {
+		t.Errorf("Compare without yrpc = %q", got)
+	}
+}
+
+func TestWriters(t *testing.T) {
+	f := sample()
+	tests := []struct {
+		name  string
+		write func(io.Writer, *File) error
+		want  []string
+	}{
+		{"table", WriteTable, []string{"Test CPU, 2 cores", "calls/s", "tcp-pipeline", "1,170,000"}},
+		{"markdown", WriteMarkdown, []string{"| impl | c |", "| yrpc | 1 | 10,050 |", "- c=64: yrpc 60,050"}},
+		{"svg", WriteSVG, []string{"<svg", "c = 64", "yrpc v1", "60k", "1.17M"}},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		if err := tt.write(&b, f); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: output lacks %q:\n%s", tt.name, w, b.String())
+			}
+		}
+	}
+}
+
+// TestSVGWellFormed decodes the chart as XML, for full and empty results.
+func TestSVGWellFormed(t *testing.T) {
+	for _, f := range []*File{sample(), {}} {
+		var b bytes.Buffer
+		if err := WriteSVG(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		dec := xml.NewDecoder(&b)
+		for {
+			_, err := dec.Token()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("chart is not well-formed XML: %v", err)
+			}
+		}
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	f := sample()
+	var b bytes.Buffer
+	if err := WriteJSON(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	var back File
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(f, &back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+func TestNiceCeil(t *testing.T) {
+	for in, want := range map[float64]float64{0: 1, 1: 1, 1.1: 2, 3: 5, 7: 10, 36000: 50000, 120000: 200000} {
+		if got := niceCeil(in); got != want {
+			t.Errorf("niceCeil(%v) = %v, want %v", in, got, want)
+		}
+	}
+}

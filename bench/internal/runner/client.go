@@ -1,0 +1,96 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/yrpc/yrpc/bench/internal/harness"
+	"github.com/yrpc/yrpc/bench/internal/impl"
+)
+
+// clientResult is what a client process reports for its counted phase.
+type clientResult struct {
+	Calls      int     `json:"calls"`
+	Seconds    float64 `json:"seconds"`
+	P50        float64 `json:"p50_us"`
+	P99        float64 `json:"p99_us"`
+	P999       float64 `json:"p999_us"`
+	Mean       float64 `json:"mean_us"`
+	Max        float64 `json:"max_us"`
+	Mallocs    uint64  `json:"mallocs"`
+	TotalAlloc uint64  `json:"total_alloc"`
+	Errors     int     `json:"errors"`
+	FirstError string  `json:"first_error,omitempty"`
+}
+
+// Client runs "bench client": dial one implementation, warm up, then on
+// "go" from stdin make the counted calls and print the result.
+func Client(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := flag.NewFlagSet("client", flag.ContinueOnError)
+	name := fs.String("impl", "", "implementation: "+strings.Join(impl.Names(), ", "))
+	addr := fs.String("addr", "", "server address")
+	c := fs.Int("c", 1, "concurrent workers sharing one client")
+	n := fs.Int("n", 1000, "counted calls")
+	warm := fs.Int("warmup", 0, "warm-up calls before the counted ones")
+	wait := fs.Bool("wait", true, `wait for "go" on stdin before the counted calls`)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	im, err := impl.Lookup(*name)
+	if err != nil {
+		return err
+	}
+	if *c < 1 || *n < 1 || *warm < 0 {
+		return fmt.Errorf("runner: need c >= 1, n >= 1, warmup >= 0")
+	}
+	cl, err := im.Dial(ctx, *addr, *c)
+	if err != nil {
+		return fmt.Errorf("runner: %s dial %s: %w", im.Name, *addr, err)
+	}
+	defer cl.Close()
+	if *warm > 0 {
+		if ph := harness.Run(ctx, cl, *c, *warm); ph.Errors > 0 {
+			return fmt.Errorf("runner: %s warm-up: %d errors, first: %w", im.Name, ph.Errors, ph.FirstErr)
+		}
+	}
+	if *wait {
+		if err := say(stdout, "ready"); err != nil {
+			return err
+		}
+		sc := bufio.NewScanner(stdin)
+		if !sc.Scan() || strings.TrimSpace(sc.Text()) != "go" {
+			return fmt.Errorf("runner: %s client: want %q on stdin", im.Name, "go")
+		}
+	}
+	// Start the counted phase without the warm-up's garbage.
+	runtime.GC()
+	ph := harness.Run(ctx, cl, *c, *n)
+	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+	res := clientResult{
+		Calls:      *n,
+		Seconds:    ph.Elapsed.Seconds(),
+		P50:        us(harness.Percentile(ph.Lat, 0.50)),
+		P99:        us(harness.Percentile(ph.Lat, 0.99)),
+		P999:       us(harness.Percentile(ph.Lat, 0.999)),
+		Mean:       us(harness.Mean(ph.Lat)),
+		Max:        us(harness.Percentile(ph.Lat, 1)),
+		Mallocs:    ph.Mallocs,
+		TotalAlloc: ph.TotalAlloc,
+		Errors:     ph.Errors,
+	}
+	if ph.FirstErr != nil {
+		res.FirstError = ph.FirstErr.Error()
+	}
+	js, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	return say(stdout, "result %s", js)
+}

@@ -1,0 +1,191 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yrpc/yrpc/bench/internal/report"
+)
+
+// childEnv makes the test binary act as the bench binary: "bench run"
+// starts it with the environment variable set and a subcommand.
+const childEnv = "BENCH_RUNNER_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		ctx := context.Background()
+		var err error
+		switch os.Args[1] {
+		case "server":
+			err = Server(ctx, os.Args[2:], os.Stdin, os.Stdout)
+		case "client":
+			err = Client(ctx, os.Args[2:], os.Stdin, os.Stdout)
+		}
+		if err != nil {
+			io.WriteString(os.Stderr, err.Error()+"\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestParseRun(t *testing.T) {
+	tests := []struct {
+		args    []string
+		wantErr bool
+		check   func(*runConfig) bool
+	}{
+		{nil, false, func(c *runConfig) bool {
+			return c.calls1 == 40000 && c.calls == 150000 && c.repeats == 2 && len(c.conc) == 3 && c.procs == 2
+		}},
+		{[]string{"-quick"}, false, func(c *runConfig) bool {
+			return c.calls1 == 1000 && c.calls == 3000 && c.repeats == 1 && c.out == filepath.Join("results", "quick")
+		}},
+		{[]string{"-quick", "-out", "x"}, false, func(c *runConfig) bool { return c.out == "x" }},
+		{[]string{"-impls", "grpc, netrpc", "-c", "8"}, false, func(c *runConfig) bool {
+			return len(c.impls) == 2 && c.impls[1].Name == "netrpc" && c.conc[0] == 8
+		}},
+		{[]string{"-impls", "nope"}, true, nil},
+		{[]string{"-impls", ""}, true, nil},
+		{[]string{"-c", "0"}, true, nil},
+		{[]string{"-c", "x"}, true, nil},
+		{[]string{"-n", "0"}, true, nil},
+		{[]string{"-warmup", "-1"}, true, nil},
+	}
+	for _, tt := range tests {
+		cfg, err := parseRun(tt.args)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("parseRun(%q) error = %v, want error %v", tt.args, err, tt.wantErr)
+			continue
+		}
+		if err == nil && !tt.check(cfg) {
+			t.Errorf("parseRun(%q) = %+v", tt.args, cfg)
+		}
+	}
+}
+
+func TestProtocolLines(t *testing.T) {
+	in := "2026/11/29 noise from a library\n@bench addr 127.0.0.1:1\n@bench mem 10 2000\n"
+	var echoed strings.Builder
+	ch := lines(strings.NewReader(in), &echoed)
+	ctx := context.Background()
+	if got, err := expect(ctx, ch, "server", "addr"); err != nil || got != "127.0.0.1:1" {
+		t.Fatalf("addr = %q, %v", got, err)
+	}
+	if _, err := expect(ctx, ch, "server", "ready"); err == nil {
+		t.Fatal("expect accepted the wrong verb")
+	}
+	if _, err := expect(ctx, ch, "server", "mem"); err == nil {
+		t.Fatal("expect read past the end of input")
+	}
+	if !strings.Contains(echoed.String(), "noise") {
+		t.Errorf("other lines not echoed: %q", echoed.String())
+	}
+	if m, tot, err := parseMem("10 2000"); err != nil || m != 10 || tot != 2000 {
+		t.Errorf("parseMem = %d, %d, %v", m, tot, err)
+	}
+	if _, _, err := parseMem("ten"); err == nil {
+		t.Error("parseMem accepted garbage")
+	}
+}
+
+// TestServerClient runs both subcommands in this process over pipes.
+func TestServerClient(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sIn, sInW := io.Pipe()
+	sOutR, sOut := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- Server(ctx, []string{"-impl", "tcp-pingpong"}, sIn, sOut)
+		sOut.Close()
+	}()
+	out := lines(sOutR, io.Discard)
+	addr, err := expect(ctx, out, "server", "addr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(sInW, "mem\n")
+	if _, err := expect(ctx, out, "server", "mem"); err != nil {
+		t.Fatal(err)
+	}
+
+	var cliOut strings.Builder
+	err = Client(ctx, []string{"-impl", "tcp-pingpong", "-addr", addr, "-c", "3", "-n", "30", "-warmup", "3", "-wait=false"},
+		strings.NewReader(""), &cliOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sInW.Close()
+	if err := <-served; err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	line, ok := strings.CutPrefix(strings.TrimSpace(cliOut.String()), prefix+"result ")
+	if !ok {
+		t.Fatalf("client said %q", cliOut.String())
+	}
+	var res clientResult
+	if err := json.Unmarshal([]byte(line), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Calls != 30 || res.Errors != 0 || res.P50 <= 0 || res.P99 < res.P50 {
+		t.Errorf("result = %+v", res)
+	}
+}
+
+// TestRun runs "bench run" end to end with this test binary as the server
+// and client processes.
+func TestRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	t.Setenv(childEnv, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var stdout, stderr strings.Builder
+	args := []string{"-bin", exe, "-impls", "tcp-pingpong,netrpc", "-c", "1,4", "-n1", "40", "-n", "80",
+		"-repeats", "2", "-out", dir, "-timeout", "1m"}
+	if err := Run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f report.File
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Results) != 8 || len(f.Summary) != 4 {
+		t.Fatalf("%d results, %d summary rows; want 8 and 4", len(f.Results), len(f.Summary))
+	}
+	for _, r := range f.Results {
+		if r.Errors != 0 || r.CallsPerSec <= 0 || r.ServerAllocs < 0 {
+			t.Errorf("result %+v", r)
+		}
+	}
+	for _, name := range []string{"results.md", "chart.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	sc := bufio.NewScanner(strings.NewReader(stdout.String()))
+	found := false
+	for sc.Scan() {
+		found = found || strings.Contains(sc.Text(), "netrpc")
+	}
+	if !found {
+		t.Errorf("table lacks netrpc:\n%s", stdout.String())
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package hellorpc_test
+
+const raceEnabled = false

@@ -1,0 +1,124 @@
+package gen_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/yrpc/yrpc/gen"
+	"github.com/yrpc/yrpc/gen/internal/testspecs"
+	"github.com/yrpc/yrpc/gen/load"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files and the committed generated code")
+
+// generated is one generator input and where its output is committed: as
+// golden files under golden/<name> and as compiled Go code in dir.
+type generated struct {
+	name string // golden/<name>
+	dir  string // package directory, relative to gen/
+	pkg  string // Go package name
+	spec func(t *testing.T) *gen.Spec
+}
+
+func fromSpec(s func() *gen.Spec) func(*testing.T) *gen.Spec {
+	return func(*testing.T) *gen.Spec { return s() }
+}
+
+// fromSchema loads an example schema the way yrpcc generate does.
+func fromSchema(dir, pkg string) func(*testing.T) *gen.Spec {
+	return func(t *testing.T) *gen.Spec {
+		spec, err := load.Load(context.Background(), dir, load.Options{Package: pkg})
+		if err != nil {
+			t.Fatalf("load %s: %v", dir, err)
+		}
+		return spec
+	}
+}
+
+var cases = []generated{
+	{name: "kitchen", dir: "internal/testspecs/kitchenrpc", pkg: "kitchenrpc", spec: fromSpec(testspecs.Kitchen)},
+	{name: "bench", dir: "internal/testspecs/benchrpc", pkg: "benchrpc", spec: fromSpec(testspecs.Bench)},
+	{name: "greeter", dir: "../examples/greeter/greeterrpc", pkg: "greeterrpc", spec: fromSchema("../examples/greeter/schema", "greeterrpc")},
+	{name: "users", dir: "../examples/users/userrpc", pkg: "userrpc", spec: fromSchema("../examples/users/schema", "userrpc")},
+	{name: "hello", dir: "../examples/hello/hellorpc", pkg: "hellorpc", spec: fromSchema("../examples/hello/schema", "hellorpc")},
+	{name: "tour", dir: "../examples/tour/tourrpc", pkg: "tourrpc", spec: fromSchema("../examples/tour/schema", "tourrpc")},
+}
+
+// TestGolden generates every case and compares the output with its golden
+// files and with the generated code committed in the repository; -update
+// rewrites both.
+func TestGolden(t *testing.T) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			importPath := "github.com/yrpc/yrpc/" + filepath.ToSlash(filepath.Clean(filepath.Join("gen", c.dir)))
+			spec := c.spec(t)
+			files, err := gen.Generate(spec, gen.Config{Package: c.pkg, ImportPath: importPath})
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := gen.Generate(spec, gen.Config{Package: c.pkg, ImportPath: importPath})
+			if err != nil || !cmp.Equal(files, again) {
+				t.Fatalf("a second Generate gives other output (err %v)", err)
+			}
+			compareDir(t, filepath.Join("..", "golden", c.name), ".golden", files)
+			compareDir(t, c.dir, "", files)
+		})
+	}
+}
+
+// compareDir compares files with the files of dir whose names end in
+// ".yrpc.go"+suffix, or rewrites them with -update.
+func compareDir(t *testing.T, dir, suffix string, files []gen.File) {
+	t.Helper()
+	want := map[string][]byte{}
+	for _, f := range files {
+		want[f.Name+suffix] = f.Content
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil && !(*update && os.IsNotExist(err)) {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".yrpc.go"+suffix) {
+			continue
+		}
+		have[name] = true
+		if _, ok := want[name]; !ok {
+			if *update {
+				if err := os.Remove(filepath.Join(dir, name)); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			t.Errorf("%s: stale file %s; run go test ./gen -update", dir, name)
+		}
+	}
+	for name, content := range want {
+		path := filepath.Join(dir, name)
+		if *update {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("%s: missing; run go test ./gen -update", path)
+			continue
+		}
+		if diff := cmp.Diff(string(got), string(content)); diff != "" {
+			t.Errorf("%s differs from the generator's output; run go test ./gen -update (-committed +generated):\n%s", path, diff)
+		}
+	}
+}

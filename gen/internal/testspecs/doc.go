@@ -1,0 +1,7 @@
+// Package testspecs holds in-memory gen.Spec values that exercise the
+// generator: Kitchen has every field kind, list, map, optional, enum, time,
+// duration, nested and recursive message and every method policy; Bench is
+// the benchmark workload (BenchmarkMessage of benchmark.proto, service
+// Hello.Say, package "bench"). Their generated code is committed beside
+// them (kitchenrpc, benchrpc) and under golden/.
+package testspecs

@@ -1,0 +1,474 @@
+package gen
+
+import (
+	"fmt"
+	"go/token"
+	"hash/fnv"
+	"strings"
+	"unicode"
+
+	"github.com/dave/jennifer/jen"
+)
+
+type svcModel struct {
+	*Service
+	full    string // "users.Users"
+	lower   string // prefix of unexported helpers: "users"
+	methods []*methodModel
+}
+
+type methodModel struct {
+	*Method
+	full      string // "users.Users/Get"
+	id        uint32
+	req, resp *msgModel
+	hashKey   *fieldModel
+	mock      *mockLit // built from Mock.Value; nil unless Action "value"
+}
+
+// MethodID returns the wire ID of a method: FNV-1a 32 of its full name
+// "package.Service/Method".
+func MethodID(fullName string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(fullName))
+	return h.Sum32()
+}
+
+var faultModes = map[string]string{
+	"": "", "failover": "FaultFailover", "failfast": "FaultFailfast",
+	"failsafe": "FaultFailsafe", "forking": "FaultForking",
+}
+
+var balancers = map[string]bool{
+	"": true, "random": true, "round_robin": true, "weighted_round_robin": true,
+	"least_active": true, "p2c": true, "consistent_hash": true,
+}
+
+var rtCodes = []string{
+	"OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded",
+	"NotFound", "AlreadyExists", "PermissionDenied", "ResourceExhausted",
+	"FailedPrecondition", "Aborted", "OutOfRange", "Unimplemented",
+	"Internal", "Unavailable", "DataLoss", "Unauthenticated",
+}
+
+func (m *model) resolveService(s *Service, declare func(pos, name, what string)) *svcModel {
+	what := "service " + s.Name
+	sm := &svcModel{Service: s, full: m.pkg + "." + s.Name}
+	if s.Name != "" {
+		r := []rune(s.Name)
+		sm.lower = string(unicode.ToLower(r[0])) + string(r[1:])
+	}
+	for _, name := range []string{s.Name + "Server", "Unimplemented" + s.Name + "Server",
+		"Register" + s.Name, s.Name + "Client", "New" + s.Name + "Client", s.Name + "ServiceDesc"} {
+		declare(s.Pos, name, what)
+	}
+	if !balancers[s.Balance] {
+		m.fail(s.Pos, "%s: unknown balancer %q", what, s.Balance)
+	}
+	seen := map[string]bool{}
+	for _, meth := range s.Methods {
+		if meth == nil {
+			m.fail(s.Pos, "%s: nil method", what)
+			continue
+		}
+		call := fmt.Sprintf("%s: method %q", what, meth.Name)
+		mm := &methodModel{Method: meth, full: sm.full + "/" + meth.Name}
+		mm.id = MethodID(mm.full)
+		if !token.IsIdentifier(meth.Name) || !token.IsExported(meth.Name) {
+			m.fail(meth.Pos, "%s: not an exported Go identifier", call)
+		}
+		if seen[meth.Name] {
+			m.fail(meth.Pos, "%s: declared twice", call)
+		}
+		seen[meth.Name] = true
+		if mm.req = m.byName[meth.Request]; mm.req == nil {
+			m.fail(meth.Pos, "%s: unknown request message %q", call, meth.Request)
+		}
+		switch {
+		case meth.Oneway && meth.Response != "":
+			m.fail(meth.Pos, "%s: a oneway method has no response", call)
+		case !meth.Oneway:
+			if mm.resp = m.byName[meth.Response]; mm.resp == nil {
+				m.fail(meth.Pos, "%s: unknown response message %q", call, meth.Response)
+			}
+		}
+		if _, ok := faultModes[meth.FaultMode]; !ok {
+			m.fail(meth.Pos, "%s: unknown fault mode %q", call, meth.FaultMode)
+		}
+		if meth.HashKey != "" && mm.req != nil {
+			mm.hashKey = m.resolveHashKey(meth, mm.req, call)
+		}
+		if meth.Mock != nil {
+			m.resolveMock(mm, call)
+		}
+		if mm.id == 0 {
+			m.fail(meth.Pos, "%s: method ID of %q is 0; rename the method", call, mm.full)
+		}
+		if prev, ok := m.ids[mm.id]; ok {
+			m.fail(meth.Pos, "%s: method ID %#08x of %q collides with %q; rename one of them", call, mm.id, mm.full, prev)
+		}
+		m.ids[mm.id] = mm.full
+		sm.methods = append(sm.methods, mm)
+	}
+	return sm
+}
+
+func (m *model) resolveHashKey(meth *Method, req *msgModel, call string) *fieldModel {
+	for _, f := range req.fields {
+		if f.Name != meth.HashKey {
+			continue
+		}
+		if f.List || f.MapKey != "" || f.Kind == KindMessage || f.Kind == KindTime {
+			m.fail(meth.Pos, "%s: HashKey(%q): the field must be a scalar, string, bytes or enum", call, meth.HashKey)
+			return nil
+		}
+		return f
+	}
+	m.fail(meth.Pos, "%s: HashKey(%q): message %s has no such field", call, meth.HashKey, req.Name)
+	return nil
+}
+
+func (m *model) resolveMock(mm *methodModel, call string) {
+	mock := mm.Mock
+	switch mock.Action {
+	case "empty":
+		if mm.Oneway {
+			return
+		}
+	case "value":
+		if mm.resp == nil {
+			m.fail(mm.Pos, "%s: Mock(ReturnValue) needs a response message", call)
+			return
+		}
+		lit, err := m.mockValue(mm.resp, mock.Value)
+		if err != nil {
+			m.fail(mm.Pos, "%s: Mock(ReturnValue): %v", call, err)
+			return
+		}
+		mm.mock = lit
+	case "fail":
+		if !containsString(rtCodes, mock.Code) || mock.Code == "OK" {
+			m.fail(mm.Pos, "%s: Mock(Fail): unknown status code %q", call, mock.Code)
+		}
+	default:
+		m.fail(mm.Pos, "%s: unknown mock action %q", call, mock.Action)
+	}
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func ctxParam() jen.Code { return jen.Id("ctx").Qual("context", "Context") }
+
+// genService emits the descriptor, dispatch, server interface, registration
+// and client stub of one service.
+func (m *model) genService(f *jen.File, s *svcModel) {
+	m.genServerInterface(f, s)
+	m.genDesc(f, s)
+	m.genClient(f, s)
+}
+
+func (m *model) genServerInterface(f *jen.File, s *svcModel) {
+	iface := s.Name + "Server"
+	f.Comment(docComment(iface, "", fmt.Sprintf("is the server API of %s. Implementations embed", s.full)))
+	f.Commentf("Unimplemented%s to stay compatible with methods added later.", iface)
+	if c := strings.TrimSpace(s.Comment); c != "" {
+		f.Comment("")
+		comment(f, c)
+	}
+	f.Type().Id(iface).InterfaceFunc(func(g *jen.Group) {
+		for _, mm := range s.methods {
+			if c := strings.TrimSpace(mm.Comment); c != "" {
+				comment(g, c)
+			}
+			g.Id(mm.Name).Params(ctxParam(), jen.Id("req").Op("*").Id(mm.Request)).Add(results(mm))
+		}
+	})
+	f.Line()
+	un := "Unimplemented" + iface
+	f.Commentf("%s answers every method with an Unimplemented error. Its", un)
+	f.Comment("zero value is ready to use and safe for concurrent use.")
+	f.Type().Id(un).Struct()
+	f.Line()
+	for _, mm := range s.methods {
+		f.Commentf("%s returns an Unimplemented error.", mm.Name)
+		errExpr := jen.Qual(rtPkg, "Errorf").Call(jen.Qual(rtPkg, "Unimplemented"), jen.Lit("method "+mm.full+" is not implemented"))
+		ret := jen.Return(jen.Nil(), errExpr)
+		if mm.Oneway {
+			ret = jen.Return(errExpr)
+		}
+		f.Func().Params(jen.Id(un)).Id(mm.Name).Params(jen.Qual("context", "Context"), jen.Op("*").Id(mm.Request)).Add(results(mm)).Block(ret)
+		f.Line()
+	}
+	f.Commentf("Register%s registers impl as the %s service of s.", s.Name, s.full)
+	f.Func().Id("Register"+s.Name).Params(jen.Id("s").Qual(rtPkg, "Registrar"), jen.Id("impl").Id(iface)).Block(
+		jen.Id("s").Dot("RegisterService").Call(jen.Op("&").Id(s.Name+"ServiceDesc"), jen.Id("impl")))
+	f.Line()
+}
+
+func results(mm *methodModel) jen.Code {
+	if mm.Oneway {
+		return jen.Error()
+	}
+	return jen.Params(jen.Op("*").Id(mm.Response), jen.Error())
+}
+
+// literal collects the key: value pairs of a composite literal in the
+// order they are added (jen.Dict would sort them).
+type literal []jen.Code
+
+func (l *literal) add(key string, val jen.Code) { *l = append(*l, jen.Id(key).Op(":").Add(val)) }
+
+// values renders {k: v, ...} with one pair per line.
+func (l literal) values() *jen.Statement {
+	return jen.CustomFunc(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, func(g *jen.Group) {
+		for _, c := range l {
+			g.Add(c)
+		}
+	})
+}
+
+func (m *model) genDesc(f *jen.File, s *svcModel) {
+	desc := s.Name + "ServiceDesc"
+	f.Commentf("%s describes %s: its policies from the schema and its", desc, s.full)
+	f.Comment("method-index dispatch table. Nothing modifies it.")
+	var d literal
+	d.add("Name", jen.Lit(s.full))
+	if s.Group != "" {
+		d.add("Group", jen.Lit(s.Group))
+	}
+	if s.Version != "" {
+		d.add("Version", jen.Lit(s.Version))
+	}
+	d.add("Methods", jen.Index().Qual(rtPkg, "MethodDesc").CustomFunc(
+		jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, func(g *jen.Group) {
+			for _, mm := range s.methods {
+				g.Add(m.methodDesc(s, mm).values())
+			}
+		}))
+	d.add("MethodIndex", jen.Id(s.lower+"MethodIndex"))
+	if p := servicePolicy(s); p != nil {
+		d.add("Policy", p)
+	}
+	f.Var().Id(desc).Op("=").Qual(rtPkg, "ServiceDesc").Add(d.values())
+	f.Line()
+	f.Commentf("%sMethodIndex maps a method ID from the wire to its index in", s.lower)
+	f.Commentf("%s.Methods, or -1.", desc)
+	f.Func().Id(s.lower+"MethodIndex").Params(jen.Id("id").Uint32()).Int().Block(
+		jen.Switch(jen.Id("id")).BlockFunc(func(g *jen.Group) {
+			for i, mm := range s.methods {
+				g.Case(jen.Id(fmt.Sprintf("%#08x", mm.id))).Block(jen.Comment(mm.full), jen.Return(jen.Lit(i)))
+			}
+		}),
+		jen.Return(jen.Lit(-1)),
+	)
+	f.Line()
+	for _, mm := range s.methods {
+		m.genHandle(f, s, mm)
+		if mm.hashKey != nil {
+			m.genHashKey(f, s, mm)
+		}
+		if mm.mock != nil {
+			m.genMockValue(f, s, mm)
+		}
+	}
+}
+
+func servicePolicy(s *svcModel) jen.Code {
+	var d literal
+	if r := s.RateLimit; r != nil {
+		var rl literal
+		rl.add("Rate", jen.Lit(r.Rate))
+		rl.add("Burst", jen.Lit(r.Burst))
+		d.add("RateLimit", jen.Qual(rtPkg, "RateLimitPolicy").Add(rl.values()))
+	}
+	if b := s.Breaker; b != nil {
+		var bl literal
+		bl.add("ErrorRate", jen.Lit(b.ErrorRate))
+		bl.add("MinRequests", jen.Lit(b.MinRequests))
+		if b.OpenFor != 0 {
+			bl.add("OpenFor", durationLit(b.OpenFor))
+		}
+		d.add("Breaker", jen.Qual(rtPkg, "BreakerPolicy").Add(bl.values()))
+	}
+	if s.Balance != "" {
+		d.add("Balance", jen.Lit(s.Balance))
+	}
+	if len(d) == 0 {
+		return nil
+	}
+	return jen.Qual(rtPkg, "ServicePolicy").Add(d.values())
+}
+
+func (m *model) methodDesc(s *svcModel, mm *methodModel) literal {
+	var d literal
+	d.add("Name", jen.Lit(mm.Name))
+	d.add("FullName", jen.Lit(mm.full))
+	d.add("ID", jen.Id(fmt.Sprintf("%#08x", mm.id)))
+	if mm.Oneway {
+		d.add("Oneway", jen.True())
+	}
+	if p := m.methodPolicy(s, mm); len(p) > 0 {
+		d.add("Policy", jen.Qual(rtPkg, "MethodPolicy").Add(p.values()))
+	}
+	d.add("NewRequest", jen.Func().Params().Qual(rtPkg, "Message").Block(jen.Return(jen.New(jen.Id(mm.Request)))))
+	if !mm.Oneway {
+		d.add("NewResponse", jen.Func().Params().Qual(rtPkg, "Message").Block(jen.Return(jen.New(jen.Id(mm.Response)))))
+	}
+	d.add("Handle", jen.Id(s.lower+mm.Name+"Handle"))
+	if mm.hashKey != nil {
+		d.add("HashKey", jen.Id(s.lower+mm.Name+"HashKey"))
+	}
+	return d
+}
+
+func (m *model) methodPolicy(s *svcModel, mm *methodModel) literal {
+	var d literal
+	if mm.Timeout != 0 {
+		d.add("Timeout", durationLit(mm.Timeout))
+	}
+	if mm.Idempotent {
+		d.add("Idempotent", jen.True())
+	}
+	if r := mm.Retry; r != nil {
+		var rl literal
+		rl.add("Tries", jen.Lit(r.Tries))
+		if r.Interval != 0 {
+			rl.add("Interval", durationLit(r.Interval))
+		}
+		if r.Backoff != 0 {
+			rl.add("Backoff", jen.Lit(r.Backoff))
+		}
+		if r.MaxInterval != 0 {
+			rl.add("MaxInterval", durationLit(r.MaxInterval))
+		}
+		if r.Jitter != 0 {
+			rl.add("Jitter", jen.Lit(r.Jitter))
+		}
+		d.add("Retry", jen.Qual(rtPkg, "RetryPolicy").Add(rl.values()))
+	}
+	if mk := mm.Mock; mk != nil {
+		var ml literal
+		mode := "MockOnFailure"
+		if mk.Force {
+			mode = "MockForce"
+		}
+		ml.add("Mode", jen.Qual(rtPkg, mode))
+		switch mk.Action {
+		case "empty":
+			ml.add("Action", jen.Qual(rtPkg, "MockReturnEmpty"))
+		case "value":
+			ml.add("Action", jen.Qual(rtPkg, "MockReturnValue"))
+			ml.add("Value", jen.Id(s.lower+mm.Name+"Mock"))
+		case "fail":
+			ml.add("Action", jen.Qual(rtPkg, "MockFail"))
+			ml.add("Code", jen.Qual(rtPkg, mk.Code))
+			if mk.Message != "" {
+				ml.add("Message", jen.Lit(mk.Message))
+			}
+		}
+		d.add("Mock", jen.Qual(rtPkg, "MockPolicy").Add(ml.values()))
+	}
+	if fm := faultModes[mm.FaultMode]; fm != "" {
+		d.add("FaultMode", jen.Qual(rtPkg, fm))
+	}
+	if mm.Forks != 0 {
+		d.add("Forks", jen.Lit(mm.Forks))
+	}
+	if mm.Hedge != 0 {
+		d.add("Hedge", durationLit(mm.Hedge))
+	}
+	return d
+}
+
+func (m *model) genHandle(f *jen.File, s *svcModel, mm *methodModel) {
+	name := s.lower + mm.Name + "Handle"
+	f.Commentf("%s calls %s.%s with a request made by NewRequest.", name, s.Name+"Server", mm.Name)
+	call := jen.Id("impl").Assert(jen.Id(s.Name+"Server")).Dot(mm.Name).Call(jen.Id("ctx"), jen.Id("req").Assert(jen.Op("*").Id(mm.Request)))
+	params := jen.Params(jen.Id("impl").Any(), ctxParam(), jen.Id("req").Qual(rtPkg, "Message"))
+	out := jen.Params(jen.Qual(rtPkg, "Message"), jen.Error())
+	if mm.Oneway {
+		f.Func().Id(name).Add(params).Add(out).Block(jen.Return(jen.Nil(), call))
+		f.Line()
+		return
+	}
+	f.Func().Id(name).Add(params).Add(out).Block(
+		jen.List(jen.Id("resp"), jen.Err()).Op(":=").Add(call),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.If(jen.Id("resp").Op("==").Nil()).Block(jen.Return(jen.Nil(),
+			jen.Qual(rtPkg, "Errorf").Call(jen.Qual(rtPkg, "Internal"), jen.Lit(mm.full+": the handler returned a nil response")))),
+		jen.Return(jen.Id("resp"), jen.Nil()),
+	)
+	f.Line()
+}
+
+func (m *model) genHashKey(f *jen.File, s *svcModel, mm *methodModel) {
+	name := s.lower + mm.Name + "HashKey"
+	fm := mm.hashKey
+	f.Commentf("%s appends the %q field of the request to dst.", name, fm.Name)
+	field := jen.Id("req").Assert(jen.Op("*").Id(mm.Request)).Dot(fm.goName)
+	x := jen.Id("x")
+	if fm.pointer() {
+		x = jen.Op("*").Id("x")
+	}
+	var app jen.Code
+	switch fm.Kind {
+	case KindString, KindBytes:
+		app = jen.Append(jen.Id("dst"), jen.Add(x).Op("..."))
+	case KindBool:
+		app = jen.Qual("strconv", "AppendBool").Call(jen.Id("dst"), x)
+	case KindUint32, KindUint64, KindFixed32, KindFixed64:
+		app = jen.Qual("strconv", "AppendUint").Call(jen.Id("dst"), jen.Uint64().Call(x), jen.Lit(10))
+	case KindFloat32, KindFloat64:
+		app = jen.Qual("strconv", "AppendFloat").Call(jen.Id("dst"), jen.Float64().Call(x), jen.LitRune('g'), jen.Lit(-1), jen.Lit(64))
+	default:
+		app = jen.Qual("strconv", "AppendInt").Call(jen.Id("dst"), jen.Int64().Call(x), jen.Lit(10))
+	}
+	body := []jen.Code{jen.Id("x").Op(":=").Add(field)}
+	if fm.pointer() {
+		body = append(body, jen.If(jen.Id("x").Op("==").Nil()).Block(jen.Return(jen.Id("dst"))))
+	}
+	body = append(body, jen.Return(app))
+	f.Func().Id(name).Params(jen.Id("req").Qual(rtPkg, "Message"), jen.Id("dst").Index().Byte()).Index().Byte().Block(body...)
+	f.Line()
+}
+
+func (m *model) genClient(f *jen.File, s *svcModel) {
+	cl := s.Name + "Client"
+	f.Commentf("%s calls %s through an rt.Invoker. Make it with", cl, s.full)
+	f.Commentf("New%s; it is safe for concurrent use when its Invoker is.", cl)
+	f.Type().Id(cl).Struct(jen.Id("c").Qual(rtPkg, "Invoker"))
+	f.Line()
+	f.Commentf("New%s returns a client that calls %s through c.", cl, s.full)
+	f.Func().Id("New" + cl).Params(jen.Id("c").Qual(rtPkg, "Invoker")).Op("*").Id(cl).Block(
+		jen.Return(jen.Op("&").Id(cl).Values(jen.Dict{jen.Id("c"): jen.Id("c")})))
+	f.Line()
+	desc := jen.Op("&").Id(s.Name + "ServiceDesc")
+	for i, mm := range s.methods {
+		if c := strings.TrimSpace(mm.Comment); c != "" {
+			comment(f, docComment(mm.Name, c, ""))
+		} else {
+			f.Commentf("%s calls %s.", mm.Name, mm.full)
+		}
+		params := jen.Params(ctxParam(), jen.Id("req").Op("*").Id(mm.Request), jen.Id("opts").Op("...").Qual(rtPkg, "CallOption"))
+		if mm.Oneway {
+			f.Func().Params(jen.Id("c").Op("*").Id(cl)).Id(mm.Name).Add(params).Error().Block(
+				jen.Return(jen.Id("c").Dot("c").Dot("Invoke").Call(jen.Id("ctx"), desc, jen.Lit(i), jen.Id("req"), jen.Nil(), jen.Id("opts").Op("..."))))
+			f.Line()
+			continue
+		}
+		f.Func().Params(jen.Id("c").Op("*").Id(cl)).Id(mm.Name).Add(params).Add(results(mm)).Block(
+			jen.Id("resp").Op(":=").New(jen.Id(mm.Response)),
+			jen.If(jen.Err().Op(":=").Id("c").Dot("c").Dot("Invoke").Call(jen.Id("ctx"), desc, jen.Lit(i), jen.Id("req"), jen.Id("resp"), jen.Id("opts").Op("...")),
+				jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+			jen.Return(jen.Id("resp"), jen.Nil()),
+		)
+		f.Line()
+	}
+}

@@ -1,0 +1,220 @@
+package gen
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// markValidates sets validates on every message whose Validate checks
+// something, directly or through nested messages.
+func (m *model) markValidates() {
+	for _, mm := range m.msgs {
+		for _, f := range mm.fields {
+			if f.Validate != (Validators{}) || f.Validate.Min != nil || f.Validate.Max != nil {
+				mm.validates = true
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, mm := range m.msgs {
+			if mm.validates {
+				continue
+			}
+			for _, f := range mm.fields {
+				if f.msg != nil && f.msg.validates {
+					mm.validates, changed = true, true
+					break
+				}
+			}
+		}
+	}
+}
+
+// regexpVar is the package-level variable of a Match validator.
+func regexpVar(mm *msgModel, fm *fieldModel) string { return "re" + mm.Name + fm.goName }
+
+// checkValidators reports validators that do not apply to the field's kind
+// or that cannot be compiled.
+func (m *model) checkValidators(mm *msgModel, fm *fieldModel) {
+	v := fm.Validate
+	call := fmt.Sprintf("message %s: field %q", mm.Name, fm.Name)
+	collection := fm.List || fm.MapKey != ""
+	sized := collection || fm.Kind == KindString || fm.Kind == KindBytes
+	if (v.MinLen != 0 || v.MaxLen != 0) && !sized {
+		m.fail(fm.Pos, "%s: MinLen/MaxLen apply to strings, bytes, lists and maps", call)
+	}
+	if v.MinLen < 0 || v.MaxLen < 0 || (v.MaxLen != 0 && v.MinLen > v.MaxLen) {
+		m.fail(fm.Pos, "%s: invalid length bounds %d..%d", call, v.MinLen, v.MaxLen)
+	}
+	if v.Match != "" {
+		if fm.Kind != KindString || fm.MapKey != "" {
+			m.fail(fm.Pos, "%s: Match applies to strings and lists of strings", call)
+		} else if _, err := regexp.Compile(v.Match); err != nil {
+			m.fail(fm.Pos, "%s: Match(%q): %v", call, v.Match, err)
+		}
+	}
+	if v.Min != nil || v.Max != nil {
+		info := kinds[fm.Kind]
+		numeric := fm.MapKey == "" && (info.wire != wireBytes) && fm.Kind != KindBool && fm.Kind != KindEnum
+		if !numeric {
+			m.fail(fm.Pos, "%s: Range applies to numbers and lists of numbers", call)
+			return
+		}
+		for _, b := range []*float64{v.Min, v.Max} {
+			if b == nil {
+				continue
+			}
+			if fm.Kind != KindFloat32 && fm.Kind != KindFloat64 && (*b != math.Trunc(*b) || !fitsInt(fm.Kind, *b)) {
+				m.fail(fm.Pos, "%s: Range bound %v is not a %s", call, *b, fm.Kind)
+			}
+		}
+		if v.Min != nil && v.Max != nil && *v.Min > *v.Max {
+			m.fail(fm.Pos, "%s: Range(%v, %v) is empty", call, *v.Min, *v.Max)
+		}
+	}
+}
+
+func fitsInt(k Kind, f float64) bool {
+	switch k {
+	case KindInt32, KindSint32, KindSfixed32:
+		return f >= math.MinInt32 && f <= math.MaxInt32
+	case KindUint32, KindFixed32:
+		return f >= 0 && f <= math.MaxUint32
+	case KindUint64, KindFixed64:
+		return f >= 0 && f < 1<<64
+	}
+	return f >= math.MinInt64 && f < 1<<63
+}
+
+func boundLit(k Kind, f float64) jen.Code {
+	if k == KindFloat32 || k == KindFloat64 {
+		return jen.Lit(f)
+	}
+	if f < 0 {
+		return jen.Id(strconv.FormatInt(int64(f), 10))
+	}
+	return jen.Id(strconv.FormatUint(uint64(f), 10))
+}
+
+// genRegexps declares the compiled Match patterns of mm. They are
+// immutable once compiled; the generator has compiled each pattern already.
+func (m *model) genRegexps(f *jen.File, mm *msgModel) {
+	for _, fm := range mm.fields {
+		if fm.Validate.Match != "" {
+			f.Var().Id(regexpVar(mm, fm)).Op("=").Qual("regexp", "MustCompile").Call(jen.Lit(fm.Validate.Match))
+		}
+	}
+}
+
+func (m *model) genValidate(f *jen.File, mm *msgModel) {
+	f.Comment("Validate checks m against the validators of its schema, and the")
+	f.Comment("messages it holds against theirs.")
+	f.Func().Add(recv(mm)).Id("Validate").Params().Error().BlockFunc(func(g *jen.Group) {
+		if !mm.validates {
+			g.Return(jen.Nil())
+			return
+		}
+		g.If(jen.Id("m").Op("==").Nil()).Block(jen.Return(jen.Nil()))
+		for _, fm := range mm.fields {
+			m.validateField(g, mm, fm)
+		}
+		g.Return(jen.Nil())
+	})
+	f.Line()
+}
+
+func (m *model) validateField(g *jen.Group, mm *msgModel, fm *fieldModel) {
+	v := fm.Validate
+	x := fieldRef(fm)
+	invalid := func(reason string) jen.Code {
+		return jen.Return(jen.Qual(codecPkg, "Invalid").Call(jen.Lit(mm.full), jen.Lit(fm.Name), jen.Lit(reason)))
+	}
+	collection := fm.List || fm.MapKey != ""
+	// Presence.
+	if v.NotEmpty {
+		var empty jen.Code
+		switch {
+		case collection || fm.Kind == KindString || fm.Kind == KindBytes:
+			empty = jen.Len(x.Clone()).Op("==").Lit(0)
+		case fm.Optional || fm.Kind == KindMessage:
+			empty = x.Clone().Op("==").Nil()
+		case fm.Kind == KindTime:
+			empty = x.Clone().Dot("IsZero").Call()
+		case fm.Kind == KindBool:
+			empty = jen.Op("!").Add(x.Clone())
+		default:
+			empty = x.Clone().Op("==").Lit(0)
+		}
+		g.If(empty).Block(invalid("must not be empty"))
+	}
+	// Length of a collection or of bytes; strings count runes below.
+	if (collection || fm.Kind == KindBytes) && (v.MinLen > 0 || v.MaxLen > 0) {
+		if v.MinLen > 0 {
+			g.If(jen.Len(x.Clone()).Op("<").Lit(v.MinLen)).Block(invalid(fmt.Sprintf("must have at least %d %s", v.MinLen, unit(fm))))
+		}
+		if v.MaxLen > 0 {
+			g.If(jen.Len(x.Clone()).Op(">").Lit(v.MaxLen)).Block(invalid(fmt.Sprintf("must have at most %d %s", v.MaxLen, unit(fm))))
+		}
+	}
+	// Checks of each value: the field itself, or each list element.
+	var checks []jen.Code
+	val := jen.Id("v")
+	switch {
+	case fm.pointer():
+		val = jen.Op("*").Add(fieldRef(fm))
+	case !collection:
+		val = fieldRef(fm)
+	}
+	if fm.Kind == KindString && !collection && (v.MinLen > 0 || v.MaxLen > 0) {
+		count := jen.Qual("unicode/utf8", "RuneCountInString").Call(val.Clone())
+		if v.MinLen > 0 {
+			checks = append(checks, jen.If(count.Clone().Op("<").Lit(v.MinLen)).Block(invalid(fmt.Sprintf("must have at least %d characters", v.MinLen))))
+		}
+		if v.MaxLen > 0 {
+			checks = append(checks, jen.If(count.Clone().Op(">").Lit(v.MaxLen)).Block(invalid(fmt.Sprintf("must have at most %d characters", v.MaxLen))))
+		}
+	}
+	if v.Match != "" {
+		checks = append(checks, jen.If(jen.Op("!").Id(regexpVar(mm, fm)).Dot("MatchString").Call(val.Clone())).Block(
+			invalid("must match "+strconv.Quote(v.Match))))
+	}
+	if v.Min != nil {
+		checks = append(checks, jen.If(val.Clone().Op("<").Add(boundLit(fm.Kind, *v.Min))).Block(invalid(fmt.Sprintf("must be at least %v", *v.Min))))
+	}
+	if v.Max != nil {
+		checks = append(checks, jen.If(val.Clone().Op(">").Add(boundLit(fm.Kind, *v.Max))).Block(invalid(fmt.Sprintf("must be at most %v", *v.Max))))
+	}
+	if fm.msg != nil && fm.msg.validates {
+		checks = append(checks, jen.If(jen.Err().Op(":=").Add(val.Clone()).Dot("Validate").Call(), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
+	}
+	if len(checks) == 0 {
+		return
+	}
+	switch {
+	case fm.MapKey != "":
+		g.For(jen.List(jen.Id("_"), jen.Id("v")).Op(":=").Range().Add(x.Clone())).Block(checks...)
+	case fm.List:
+		g.For(jen.List(jen.Id("_"), jen.Id("v")).Op(":=").Range().Add(x.Clone())).Block(checks...)
+	case fm.pointer():
+		g.If(x.Clone().Op("!=").Nil()).Block(checks...)
+	default:
+		for _, c := range checks {
+			g.Add(c)
+		}
+	}
+}
+
+func unit(fm *fieldModel) string {
+	switch {
+	case fm.MapKey != "":
+		return "entries"
+	case fm.List:
+		return "elements"
+	}
+	return "bytes"
+}
