@@ -450,27 +450,31 @@ func (s *Server) tickPeriod() time.Duration {
 // hand-off instead of a new goroutine and its closure.
 type workerPool struct {
 	mu     sync.Mutex
-	idle   []chan *serverCall
+	idle   []chan task
 	max    int
 	closed bool
 }
 
-func (p *workerPool) run(sc *serverCall) {
+// task is work for the pool: a call (*serverCall) or a connection's read
+// loop (*serverConn).
+type task interface{ run() }
+
+func (p *workerPool) run(t task) {
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 && !p.closed {
 		ch := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		ch <- sc
+		ch <- t
 		return
 	}
 	p.mu.Unlock()
-	go p.work(make(chan *serverCall, 1), sc)
+	go p.work(make(chan task, 1), t)
 }
 
-func (p *workerPool) work(ch chan *serverCall, sc *serverCall) {
-	for sc != nil {
-		sc.run()
+func (p *workerPool) work(ch chan task, t task) {
+	for t != nil {
+		t.run()
 		p.mu.Lock()
 		if p.closed || len(p.idle) >= p.max {
 			p.mu.Unlock()
@@ -478,7 +482,7 @@ func (p *workerPool) work(ch chan *serverCall, sc *serverCall) {
 		}
 		p.idle = append(p.idle, ch)
 		p.mu.Unlock()
-		sc = <-ch
+		t = <-ch
 	}
 }
 

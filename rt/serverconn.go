@@ -23,6 +23,7 @@ type serverConn struct {
 	srv  *Server
 	nc   net.Conn
 	w    *connWriter
+	r    *wire.Reader // used by one goroutine at a time
 	ip   string // the client's IP, for per-IP limits
 	comp bool   // lz4 negotiated
 
@@ -47,14 +48,13 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 }
 
 func (c *serverConn) serve() {
-	defer c.srv.wg.Done()
-	defer c.srv.removeConn(c)
-	err := c.handshake()
-	if err == nil {
-		go c.w.loop()
-		err = c.readLoop()
+	if err := c.handshake(); err != nil {
+		c.close(err)
+		return
 	}
-	c.close(err)
+	go c.w.loop()
+	c.r = wire.NewReader(c.nc, wire.ReaderOptions{MaxFrameSize: c.srv.o.maxFrame})
+	c.run()
 }
 
 // handshake exchanges prefaces.
@@ -81,8 +81,19 @@ func localPreface(o *options) wire.Preface {
 	return p
 }
 
+// run reads frames until the connection fails, then closes it. It
+// implements task: the goroutine reading a connection may change (see
+// request handling below), so the loop can continue on a pooled worker.
+func (c *serverConn) run() {
+	if err := c.readLoop(); err != nil {
+		c.close(err)
+	}
+}
+
+// readLoop reads and dispatches frames. It returns nil when it handed the
+// reading over to another goroutine, else the error that ended it.
 func (c *serverConn) readLoop() error {
-	r := wire.NewReader(c.nc, wire.ReaderOptions{MaxFrameSize: c.srv.o.maxFrame})
+	r := c.r
 	for {
 		f, err := r.Next()
 		if err != nil {
@@ -96,7 +107,22 @@ func (c *serverConn) readLoop() error {
 		switch f.Type {
 		case wire.TypeRequest, wire.TypeOneway:
 			c.lastCall.Store(c.srv.epoch.Load())
-			c.request(f)
+			sc := c.request(f)
+			if sc == nil {
+				continue
+			}
+			if r.Buffered() > 0 {
+				// More frames are waiting: keep reading, run the
+				// call on a worker.
+				c.srv.workers.run(sc)
+				continue
+			}
+			// Nothing else to read yet: serve the call on this
+			// goroutine, with no hand-off, and let a worker go on
+			// reading in the meantime.
+			c.srv.workers.run(c)
+			sc.run()
+			return nil
 		case wire.TypeCancel:
 			c.mu.Lock()
 			sc := c.calls[f.ID]
@@ -116,22 +142,23 @@ func (c *serverConn) readLoop() error {
 	}
 }
 
-// request starts one call, or answers it at once when it cannot run.
-func (c *serverConn) request(f *wire.Frame) {
+// request prepares one call, or answers it at once when it cannot run
+// (then it returns nil).
+func (c *serverConn) request(f *wire.Frame) *serverCall {
 	s := c.srv
 	oneway := f.Type == wire.TypeOneway
 	if s.closing.Load() {
 		if !oneway {
 			c.refuse(f.ID, Unavailable, "server closing")
 		}
-		return
+		return nil
 	}
 	se, me := s.lookup(f.Method)
 	if me == nil {
 		if !oneway {
 			c.reply(f.ID, nil, Errorf(Unimplemented, "unknown method id %#x", f.Method), nil, false)
 		}
-		return
+		return nil
 	}
 	var md MD
 	if len(f.Metadata) > 0 {
@@ -140,7 +167,7 @@ func (c *serverConn) request(f *wire.Frame) {
 			if !oneway {
 				c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: bad metadata: %v", me.info.Method.FullName, err), nil, false)
 			}
-			return
+			return nil
 		}
 		md = MD(kv)
 	}
@@ -149,20 +176,20 @@ func (c *serverConn) request(f *wire.Frame) {
 		if !oneway {
 			c.refuse(f.ID, ResourceExhausted, me.info.Method.FullName+": rate limit exceeded")
 		}
-		return
+		return nil
 	}
 	req := me.info.Method.NewRequest()
 	if err := req.Unmarshal(f.Body); err != nil {
 		if !oneway {
 			c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: decode request: %v", me.info.Method.FullName, err), nil, false)
 		}
-		return
+		return nil
 	}
 	if s.conc != nil && !s.conc.Acquire() {
 		if !oneway {
 			c.refuse(f.ID, ResourceExhausted, me.info.Method.FullName+": too many calls in flight")
 		}
-		return
+		return nil
 	}
 	sc := &serverCall{conn: c, me: me, req: req, id: f.ID, oneway: oneway}
 	sc.ctx = callCtx{parent: context.Background(), md: md, peer: c.nc.RemoteAddr(), info: &me.info, clock: s.o.clock}
@@ -176,7 +203,7 @@ func (c *serverConn) request(f *wire.Frame) {
 		c.calls[f.ID] = sc
 		c.mu.Unlock()
 	}
-	s.workers.run(sc)
+	return sc
 }
 
 // serverCall is one call being served; its context is the handler's.
@@ -336,5 +363,7 @@ func (c *serverConn) close(err error) {
 		for _, sc := range calls {
 			sc.ctx.cancel(context.Canceled)
 		}
+		c.srv.removeConn(c)
+		c.srv.wg.Done()
 	})
 }

@@ -1,0 +1,195 @@
+package suite
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/yrpc/yrpc/examples/tour/tourrpc"
+	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/fault"
+	"github.com/yrpc/yrpc/zkreg"
+)
+
+// Environment of a provider process: the test binary re-executed with
+// envProvider set runs providerMain instead of the tests.
+const (
+	envProvider = "YRPC_SUITE_PROVIDER" // provider name, e.g. "p1"
+	envAddr     = "YRPC_SUITE_ADDR"     // listen address; "127.0.0.1:0" picks one
+	envZK       = "YRPC_SUITE_ZK"       // ZooKeeper servers, comma-separated
+	envRoot     = "YRPC_SUITE_ROOT"     // zkreg root
+	envPutLog   = "YRPC_SUITE_PUTLOG"   // file receiving the id of each Put executed
+	envFaults   = "YRPC_SUITE_FAULTS"   // "Method:fraction:rule|..." (rule as fault.Parse)
+	envFaultMD  = "YRPC_SUITE_FAULT_MD" // "1": apply fault rules from call metadata
+)
+
+// providerSession is the ZooKeeper session timeout of providers and
+// consumers: short, so that a killed provider's node goes soon.
+const providerSession = 2 * time.Second
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(envProvider); name != "" {
+		os.Exit(providerMain(name))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// providerMain serves tourrpc.Store until SIGTERM (graceful shutdown),
+// SIGKILL, or the end of stdin (the test process died). It prints
+// "ready ADDR" once it listens; its registration follows at once.
+func providerMain(name string) int {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("provider", name)
+	fail := func(err error) int {
+		logger.Error("provider failed", "err", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	go func() { // the parent holds our stdin: EOF means it is gone
+		io.Copy(io.Discard, os.Stdin)
+		logger.Warn("stdin closed; exiting")
+		os.Exit(3)
+	}()
+
+	putLog, err := os.OpenFile(os.Getenv(envPutLog), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fail(err)
+	}
+	defer putLog.Close()
+	inj, err := injectorFromEnv()
+	if err != nil {
+		return fail(err)
+	}
+	regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	reg, err := zkreg.New(regCtx, zkreg.Options{
+		Servers:        strings.Split(os.Getenv(envZK), ","),
+		Root:           os.Getenv(envRoot),
+		SessionTimeout: providerSession,
+		Logger:         logger,
+	})
+	cancel()
+	if err != nil {
+		return fail(err)
+	}
+	defer reg.Close()
+	lis, err := net.Listen("tcp", os.Getenv(envAddr))
+	if err != nil {
+		return fail(err)
+	}
+	opts := []rt.Option{rt.WithRegistry(reg), rt.WithApp("suite-store"), rt.WithLogger(logger),
+		rt.WithDeregisterWait(300 * time.Millisecond)}
+	if inj != nil {
+		opts = append(opts, rt.WithServerInterceptors(inj.Interceptor()))
+	}
+	srv := rt.NewServer(opts...)
+	tourrpc.RegisterStore(srv, &store{name: name, putLog: putLog})
+	fmt.Printf("ready %s\n", lis.Addr())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), lis) }()
+	select {
+	case err := <-done:
+		return fail(err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fail(fmt.Errorf("shutdown: %w", err))
+	}
+	<-done
+	return 0
+}
+
+// injectorFromEnv builds the provider's fault.Injector, or nil when it has
+// no faults.
+func injectorFromEnv() (*fault.Injector, error) {
+	spec, fromMD := os.Getenv(envFaults), os.Getenv(envFaultMD) == "1"
+	if spec == "" && !fromMD {
+		return nil, nil
+	}
+	rules, err := parseFaults(spec)
+	if err != nil {
+		return nil, err
+	}
+	return fault.NewWithOptions(fault.Options{FromMetadata: fromMD}, rules...), nil
+}
+
+// parseFaults reads "Get:0.02:drop|Get:0.05:delay=20ms".
+func parseFaults(spec string) ([]fault.Rule, error) {
+	var rules []fault.Rule
+	for _, s := range strings.Split(spec, "|") {
+		if s == "" {
+			continue
+		}
+		parts := strings.SplitN(s, ":", 3)
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("suite: bad fault %q (want Method:fraction:rule)", s)
+		}
+		frac, err := strconv.ParseFloat(parts[1], 64)
+		if err != nil {
+			return nil, fmt.Errorf("suite: bad fault fraction %q: %w", parts[1], err)
+		}
+		r, err := fault.Parse(parts[2])
+		if err != nil {
+			return nil, fmt.Errorf("suite: fault %q: %w", s, err)
+		}
+		r.Method, r.Fraction = parts[0], frac
+		rules = append(rules, r)
+	}
+	return rules, nil
+}
+
+// store implements tourrpc.StoreServer; Put records each id it executes.
+type store struct {
+	tourrpc.UnimplementedStoreServer
+	name   string
+	putLog *os.File
+}
+
+func (s *store) Get(_ context.Context, k *tourrpc.Key) (*tourrpc.Entry, error) {
+	return &tourrpc.Entry{ID: k.ID, Value: "v" + strconv.FormatInt(k.ID, 10), ServedBy: s.name}, nil
+}
+
+func (s *store) Put(_ context.Context, e *tourrpc.Entry) (*tourrpc.Entry, error) {
+	// One write syscall per call (O_APPEND): lines never interleave, and
+	// a line is on disk before the caller can see success.
+	if _, err := s.putLog.Write(append(strconv.AppendInt(make([]byte, 0, 24), e.ID, 10), '\n')); err != nil {
+		return nil, rt.Errorf(rt.Internal, "suite: put log: %v", err)
+	}
+	e.ServedBy = s.name
+	return e, nil
+}
+
+// readPutLog returns the ids in a put log, one per line.
+func readPutLog(path string) ([]int64, error) {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ids []int64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		id, err := strconv.ParseInt(sc.Text(), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("suite: %s: bad line %q", path, sc.Text())
+		}
+		ids = append(ids, id)
+	}
+	return ids, sc.Err()
+}

@@ -1,0 +1,296 @@
+package suite
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/yrpc/yrpc/zkreg/zkctl"
+)
+
+// TestKill9 kills providers with SIGKILL under load: first one of three,
+// then another, leaving one.
+func TestKill9(t *testing.T) {
+	c := newCluster(t, sharedZK(t))
+	ps := c.startN(3)
+	z := c.watchZnodes()
+	k := c.newConsumer("")
+	k.waitProviders(t, 20*time.Second, ps...)
+	l := startLoad(k, loadOpts{})
+	l.run(time.Second)
+
+	var extra []string
+	for i, victim := range []*proc{ps[0], ps[1]} {
+		killed := l.markNow()
+		victim.kill()
+		rec := l.recovered(t)
+		gone := z.waitGone(t, victim.addr, killed)
+		l.run(500 * time.Millisecond)
+		extra = append(extra, "recover"+string(rune('1'+i))+"="+ms(rec), "znode_gone"+string(rune('1'+i))+"="+ms(gone))
+	}
+	l.run(time.Second)
+	l.stop()
+	dups := c.checkPuts(l)
+	l.check(t, false)
+	if n := l.servedBy(ps[2].name); n == 0 {
+		t.Errorf("the last provider served no calls")
+	}
+	figures(t, "kill9", l, dups, extra...)
+}
+
+// TestZooKeeperRestart stops the suite's own ZooKeeper under load for
+// longer than the session timeout and starts it again with its data kept.
+// The providers keep serving from the consumer's cache, and everybody's
+// view converges.
+func TestZooKeeperRestart(t *testing.T) { zkRestart(t, false) }
+
+// TestZooKeeperRestartWiped is TestZooKeeperRestart with an empty data dir,
+// which expires every session. It shows a known bug, so it runs only with
+// YRPC_SUITE_KNOWN_BUGS=1: the restarted server refuses every client whose
+// last seen zxid is above its own ("Refusing session request ... as it has
+// seen zxid 0x25 our last zxid is 0x1 client must try another server"), and
+// go-zookeeper retries with the same lastZxidSeen for ever, so providers
+// never register again (and consumers never see changes) until other
+// clients' writes push the new server's zxid past theirs. Calls keep
+// succeeding meanwhile, from the cached providers.
+func TestZooKeeperRestartWiped(t *testing.T) {
+	if os.Getenv("YRPC_SUITE_KNOWN_BUGS") != "1" {
+		t.Skip("known bug: after a ZooKeeper restart with an empty data dir, zkreg clients are refused for ever (stale lastZxidSeen); YRPC_SUITE_KNOWN_BUGS=1 runs it")
+	}
+	zkRestart(t, true)
+}
+
+func zkRestart(t *testing.T, wipe bool) {
+	zk := startZK(t)
+	c := newCluster(t, zk.addr())
+	ps := c.startN(3)
+	z := c.watchZnodes()
+	k := c.newConsumer("")
+	k.waitProviders(t, 20*time.Second, ps...)
+	l := startLoad(k, loadOpts{})
+	l.run(500 * time.Millisecond)
+
+	name := map[bool]string{true: "zk_restart_wiped", false: "zk_restart_kept"}[wipe]
+	down := time.Now()
+	zk.stop()
+	l.run(providerSession + time.Second) // ZooKeeper down past the session timeout
+	if wipe {
+		zk.wipe()
+	}
+	zk.start()
+	up := time.Now()
+	if _, ok := waitFor(30*time.Second, func() bool {
+		addrs, ok := z.list()
+		t.Logf("DEBUG %v %v %v", time.Since(up), ok, addrs)
+		return z.hasAll(ps...) }); !ok {
+		addrs, _ := z.list()
+		t.Fatalf("%s: 30s after ZooKeeper came back, registered providers are %v, want all of %s, %s, %s (calls so far: %d, Get failures %d)",
+			name, addrs, ps[0].addr, ps[1].addr, ps[2].addr, l.calls(), l.getFail.Load())
+	}
+	reregistered := time.Since(up)
+	converged := reregistered + k.waitProviders(t, 30*time.Second, ps...)
+	l.run(500 * time.Millisecond)
+	l.stop()
+	dups := c.checkPuts(l)
+	l.check(t, true)
+	figures(t, name, l, dups, "zk_down="+ms(up.Sub(down)), "all_registered_after_restart="+ms(reregistered), "consumer_converged="+ms(converged))
+}
+
+// TestGracefulRestart restarts providers with SIGTERM under load: each one
+// deregisters, waits 300ms, sends GOAWAY, drains and exits, and is started
+// again on the same address. No call fails.
+func TestGracefulRestart(t *testing.T) {
+	c := newCluster(t, sharedZK(t))
+	ps := c.startN(3)
+	k := c.newConsumer("")
+	k.waitProviders(t, 20*time.Second, ps...)
+	l := startLoad(k, loadOpts{})
+	l.run(500 * time.Millisecond)
+
+	var extra []string
+	for _, i := range []int{1, 0} {
+		old := ps[i]
+		start := time.Now()
+		if err := old.term(10 * time.Second); err != nil {
+			t.Fatalf("provider %s: graceful shutdown: %v", old.name, err)
+		}
+		stopped := time.Since(start)
+		ps[i] = c.start(old.name, provOpts{addr: old.addr})
+		back := time.Since(start)
+		seen := k.waitProviders(t, 20*time.Second, ps...)
+		before := l.servedBy(old.name)
+		if _, ok := waitFor(10*time.Second, func() bool { return l.servedBy(old.name) > before }); !ok {
+			t.Fatalf("restarted provider %s got no calls within 10s", old.name)
+		}
+		extra = append(extra, old.name+"_shutdown="+ms(stopped), old.name+"_restarted="+ms(back), old.name+"_seen_again="+ms(back+seen))
+		l.run(300 * time.Millisecond)
+	}
+	l.stop()
+	dups := c.checkPuts(l)
+	l.check(t, true)
+	figures(t, "graceful_restart", l, dups, extra...)
+}
+
+// TestZooKeeperUnreachable cuts the consumer's ZooKeeper connection for
+// longer than its session timeout: calls keep flowing to the cached
+// providers, and after the cut the consumer gets a new session.
+func TestZooKeeperUnreachable(t *testing.T) {
+	zkAddr := sharedZK(t)
+	c := newCluster(t, zkAddr)
+	ps := c.startN(3)
+	px := newProxy(t, zkAddr)
+	k := c.newConsumer(px.addr())
+	k.waitProviders(t, 20*time.Second, ps...)
+	l := startLoad(k, loadOpts{})
+	l.run(500 * time.Millisecond)
+
+	sid := k.reg.SessionID()
+	before := l.calls()
+	cut := time.Now()
+	px.cutAll()
+	l.run(providerSession + 1500*time.Millisecond)
+	during := l.calls() - before
+	px.restore()
+	cutFor := time.Since(cut)
+	renewed, ok := waitFor(20*time.Second, func() bool { s := k.reg.SessionID(); return s != 0 && s != sid })
+	if !ok {
+		t.Errorf("the consumer kept session %#x after a cut of %v (session timeout %v)", sid, cutFor, providerSession)
+	}
+	k.waitProviders(t, 20*time.Second, ps...)
+	l.run(300 * time.Millisecond)
+	l.stop()
+	dups := c.checkPuts(l)
+	l.check(t, true)
+	if during == 0 {
+		t.Errorf("no calls completed while ZooKeeper was unreachable")
+	}
+	figures(t, "zk_unreachable", l, dups, "cut="+ms(cutFor), "calls_during_cut="+fmt.Sprint(during), "new_session_after="+ms(renewed))
+}
+
+// TestAllConsumersDropAStoppedProvider: three providers, two consumers
+// under load; one provider is killed. Once its node is gone, neither
+// consumer sends it a call.
+func TestAllConsumersDropAStoppedProvider(t *testing.T) {
+	c := newCluster(t, sharedZK(t))
+	ps := c.startN(3)
+	z := c.watchZnodes()
+	ks := []*consumer{c.newConsumer(""), c.newConsumer("")}
+	var loads []*load
+	for i, k := range ks {
+		k.waitProviders(t, 20*time.Second, ps...)
+		loads = append(loads, startLoad(k, loadOpts{workers: 8, idBase: int64(i) << 40}))
+	}
+	loads[0].run(500 * time.Millisecond)
+	victim := ps[2]
+	killed := time.Now()
+	victim.kill()
+	gone := z.waitGone(t, victim.addr, killed)
+	var dropped []string
+	for i, k := range ks {
+		d, ok := waitFor(10*time.Second, func() bool { return !slices.Contains(k.addrs(), victim.addr) })
+		if !ok {
+			t.Fatalf("consumer %d still lists %s 10s after its node went", i, victim.addr)
+		}
+		dropped = append(dropped, fmt.Sprintf("consumer%d_dropped=%s", i+1, ms(gone+d)))
+	}
+	// Attempts that were picked before the drop may still complete: give
+	// them the call timeout's worth, then count.
+	loads[0].run(200 * time.Millisecond)
+	base := []int64{ks[0].obs.attempts(victim.addr), ks[1].obs.attempts(victim.addr)}
+	loads[0].run(1500 * time.Millisecond)
+	for _, l := range loads {
+		l.stop()
+	}
+	for i, k := range ks {
+		if n := k.obs.attempts(victim.addr) - base[i]; n > 0 {
+			t.Errorf("consumer %d sent %d calls to %s after its node was gone", i+1, n, victim.addr)
+		}
+	}
+	for i, l := range loads {
+		dups := c.checkPuts(l)
+		l.check(t, false)
+		figures(t, fmt.Sprintf("consumers_drop_stopped/c%d", i+1), l, dups, dropped[i], "znode_gone="+ms(gone),
+			fmt.Sprintf("attempts_to_victim_before_gone=%d", base[i]))
+	}
+}
+
+// TestDrainWithCtl drains a provider with `yrpcc ctl drain` under load:
+// a second later it gets no new calls; `yrpcc ctl undrain` brings its
+// traffic back.
+func TestDrainWithCtl(t *testing.T) {
+	c := newCluster(t, sharedZK(t))
+	ps := c.startN(3)
+	k := c.newConsumer("")
+	k.waitProviders(t, 20*time.Second, ps...)
+	l := startLoad(k, loadOpts{})
+	l.run(500 * time.Millisecond)
+	victim := ps[1]
+
+	ctl := func(cmd string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		args := []string{"-zk", c.zk, "-root", c.root, cmd, storeKey.Service, victim.addr}
+		if code := zkctl.Run(context.Background(), args, &out, &errb); code != zkctl.ExitOK {
+			t.Fatalf("yrpcc ctl %v: exit %d: %s%s", args, code, out.String(), errb.String())
+		}
+	}
+	drained := time.Now()
+	ctl("drain")
+	_, ok := waitFor(10*time.Second, func() bool { return k.draining(victim.addr) })
+	seen := time.Since(drained)
+	if !ok {
+		t.Fatalf("the consumer did not see %s draining within 10s", victim.addr)
+	}
+	if d := time.Until(drained.Add(time.Second)); d > 0 {
+		l.run(d) // the promise: no new calls one second after the drain
+	}
+	before := l.servedBy(victim.name)
+	l.run(1500 * time.Millisecond)
+	after := l.servedBy(victim.name)
+	if after != before {
+		t.Errorf("drained provider %s served %d calls from 1s to 2.5s after the drain", victim.name, after-before)
+	}
+	undrained := time.Now()
+	ctl("undrain")
+	_, ok = waitFor(10*time.Second, func() bool { return l.servedBy(victim.name) > after })
+	back := time.Since(undrained)
+	if !ok {
+		t.Fatalf("undrained provider %s got no calls within 10s", victim.name)
+	}
+	l.run(300 * time.Millisecond)
+	l.stop()
+	dups := c.checkPuts(l)
+	l.check(t, true)
+	figures(t, "drain_ctl", l, dups, "drain_seen="+ms(seen), fmt.Sprintf("served_1s_to_2.5s_after_drain=%d", after-before),
+		"traffic_back_after_undrain="+ms(back))
+}
+
+// TestFaultKit runs providers with rt/fault Injectors: one drops the
+// connection on 1% of its Gets, one aborts 5% with Unavailable, one delays
+// 5% by 20ms. Get never fails: retries go to another provider.
+func TestFaultKit(t *testing.T) {
+	c := newCluster(t, sharedZK(t))
+	ps := []*proc{
+		c.start("p1", provOpts{faults: "Get:0.01:drop"}),
+		c.start("p2", provOpts{faults: "Get:0.05:abort=Unavailable:injected"}),
+		c.start("p3", provOpts{faults: "Get:0.05:delay=20ms"}),
+	}
+	k := c.newConsumer("")
+	k.waitProviders(t, 20*time.Second, ps...)
+	failedBefore := k.obs.failed.Load()
+	l := startLoad(k, loadOpts{})
+	l.run(3 * time.Second)
+	l.stop()
+	dups := c.checkPuts(l)
+	l.check(t, false) // Puts in flight on a dropped connection fail with Unavailable
+	failed := k.obs.failed.Load() - failedBefore
+	if failed == 0 {
+		t.Errorf("no attempt failed: the faults were not applied")
+	}
+	figures(t, "fault_kit", l, dups, fmt.Sprintf("failed_attempts=%d", failed),
+		fmt.Sprintf("served=p1:%d,p2:%d,p3:%d", l.servedBy("p1"), l.servedBy("p2"), l.servedBy("p3")))
+}
