@@ -24,8 +24,8 @@ type serverConn struct {
 	nc   net.Conn
 	w    *connWriter
 	r    *wire.Reader // used by one goroutine at a time
-	ip   string // the client's IP, for per-IP limits
-	comp bool   // lz4 negotiated
+	ip   string       // the client's IP, for per-IP limits
+	comp bool         // lz4 negotiated
 
 	mu    sync.Mutex
 	calls map[uint32]*serverCall // in flight, for cancel frames

@@ -51,54 +51,69 @@ func (w *connWriter) write(fn func([]byte) []byte, direct bool) error {
 	}
 	w.flushing = true
 	if !direct {
-		if !w.done {
-			select {
-			case w.kick <- struct{}{}:
-			default:
-			}
-		}
+		w.kickLocked()
 		w.mu.Unlock()
 		return nil
+	}
+	w.mu.Unlock()
+	more, err := w.flush()
+	if more {
+		// Frames arrived during the write: the loop batches them, so this
+		// caller can go on with its own call.
+		w.mu.Lock()
+		w.kickLocked()
+		w.mu.Unlock()
+	}
+	return err
+}
+
+// kickLocked wakes the loop. Called with mu held and flushing set: the loop
+// owns the socket from now on.
+func (w *connWriter) kickLocked() {
+	if w.done {
+		w.flushing = false
+		return
+	}
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// flush writes the pending frames with one syscall; the caller must own the
+// socket (flushing set). It reports whether frames are pending again, in
+// which case the caller still owns the socket; otherwise flushing is
+// cleared.
+func (w *connWriter) flush() (more bool, err error) {
+	w.mu.Lock()
+	if w.done || w.err != nil || len(w.buf) == 0 {
+		w.flushing = false
+		err = w.err
+		w.mu.Unlock()
+		return false, err
 	}
 	b := w.buf
 	w.buf = w.spare[:0]
 	w.mu.Unlock()
 
-	_, err := w.nc.Write(b)
+	_, err = w.nc.Write(b)
 
 	w.mu.Lock()
-	w.recycle(b)
-	if err != nil {
-		w.fail(err)
-		w.mu.Unlock()
-		return err
-	}
-	if len(w.buf) == 0 {
-		w.flushing = false
-		w.mu.Unlock()
-		return nil
-	}
-	// More frames arrived during the write: let the loop batch them, so
-	// this caller can go on with its own call. The flag stays set: the loop
-	// owns the socket now.
-	if !w.done {
-		select {
-		case w.kick <- struct{}{}:
-		default:
-		}
-	}
-	w.mu.Unlock()
-	return nil
-}
-
-// recycle keeps b as the spare buffer unless it grew too large. Called with
-// mu held.
-func (w *connWriter) recycle(b []byte) {
+	defer w.mu.Unlock()
 	if cap(b) <= maxIdleWriteBuf {
 		w.spare = b[:0]
 	} else {
 		w.spare = make([]byte, 0, 16<<10)
 	}
+	if err != nil {
+		w.fail(err)
+		return false, err
+	}
+	if len(w.buf) == 0 || w.done {
+		w.flushing = false
+		return false, nil
+	}
+	return true, nil
 }
 
 // fail records err and drops pending frames. Called with mu held.
@@ -114,36 +129,11 @@ func (w *connWriter) fail(err error) {
 // goroutine for the life of the connection.
 func (w *connWriter) loop() {
 	for range w.kick {
-		// Let the goroutines that are about to add frames do so first.
+		// Let the goroutines that are about to add frames do so first:
+		// measured, this batches more frames per syscall under load.
 		runtime.Gosched()
-		for {
-			w.mu.Lock()
-			if w.done || w.err != nil {
-				w.flushing = false
-				w.mu.Unlock()
-				break
-			}
-			if len(w.buf) == 0 {
-				w.flushing = false
-				w.mu.Unlock()
-				break
-			}
-			b := w.buf
-			w.buf = w.spare[:0]
-			w.mu.Unlock()
-			_, err := w.nc.Write(b)
-			w.mu.Lock()
-			w.recycle(b)
-			if err != nil {
-				w.fail(err)
-			}
-			w.mu.Unlock()
-		}
-		w.mu.Lock()
-		done := w.done
-		w.mu.Unlock()
-		if done {
-			return
+		for more := true; more; {
+			more, _ = w.flush()
 		}
 	}
 }

@@ -83,10 +83,7 @@ func zkRestart(t *testing.T, wipe bool) {
 	}
 	zk.start()
 	up := time.Now()
-	if _, ok := waitFor(30*time.Second, func() bool {
-		addrs, ok := z.list()
-		t.Logf("DEBUG %v %v %v", time.Since(up), ok, addrs)
-		return z.hasAll(ps...) }); !ok {
+	if _, ok := waitFor(30*time.Second, func() bool { return z.hasAll(ps...) }); !ok {
 		addrs, _ := z.list()
 		t.Fatalf("%s: 30s after ZooKeeper came back, registered providers are %v, want all of %s, %s, %s (calls so far: %d, Get failures %d)",
 			name, addrs, ps[0].addr, ps[1].addr, ps[2].addr, l.calls(), l.getFail.Load())
