@@ -3,6 +3,7 @@ package rt_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -377,4 +378,81 @@ func TestMaxConcurrent(t *testing.T) {
 	e.srv.Close()
 	<-errc
 	<-e.impl.ended
+}
+
+func TestTagRouting(t *testing.T) {
+	c := newCluster(t, 3)
+	// Re-register provider 1 with a tag, as a gray release would.
+	key := registry.Key{Service: testDesc.Name}
+	if err := c.reg.Register(context.Background(), registry.Endpoint{Key: key, Role: registry.Provider, Addr: c.addr(1), Weight: 100,
+		Tags: map[string]string{"release": "gray"}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	// The registry delivers the new tags asynchronously: wait until a
+	// tagged call lands on provider 1.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		before := c.impls[1].calls.Load()
+		if _, err := call(ctx, c.cli, &testDesc, 0, "gray", rt.WithTag("release", "gray")); err != nil {
+			t.Fatal(err)
+		}
+		if c.impls[1].calls.Load() > before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the tag never reached the client")
+		}
+	}
+	before := c.impls[1].calls.Load()
+	for i := 0; i < 50; i++ {
+		if _, err := call(ctx, c.cli, &testDesc, 0, "gray", rt.WithTag("release", "gray")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := c.impls[1].calls.Load() - before; got != 50 {
+		t.Fatalf("tagged provider served %d of 50 tagged calls", got)
+	}
+	// A tag no provider has falls back to every provider.
+	if _, err := call(ctx, c.cli, &testDesc, 0, "x", rt.WithTag("release", "none")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConfigMockExpires(t *testing.T) {
+	c := newCluster(t, 1)
+	ctx := ctxT(t)
+	if _, err := call(ctx, c.cli, &testDesc, 0, "warm"); err != nil {
+		t.Fatal(err)
+	}
+	key := registry.Key{Service: testDesc.Name}
+	expires := c.clock.Now().Add(time.Minute)
+	if err := c.reg.UpdateConfig(ctx, key, func(cfg *registry.Config) error {
+		cfg.Mocks = map[string]registry.MockConfig{"Echo": {Force: true, Action: "fail", Code: "Unavailable", Message: "maintenance", Expires: expires}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mocked := func() bool {
+		_, err := call(ctx, c.cli, &testDesc, 0, "x")
+		return err != nil && strings.Contains(err.Error(), "maintenance")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !mocked() {
+		if time.Now().After(deadline) {
+			t.Fatal("config mock never applied")
+		}
+	}
+	served := c.impls[0].calls.Load()
+	for i := 0; i < 10; i++ {
+		if !mocked() {
+			t.Fatal("forced mock stopped before its expiry")
+		}
+	}
+	if c.impls[0].calls.Load() != served {
+		t.Fatal("a forced mock let calls reach the provider")
+	}
+	c.clock.Advance(2 * time.Minute)
+	if got, err := call(ctx, c.cli, &testDesc, 0, "after"); err != nil || got != "after" {
+		t.Fatalf("after the mock expired: %q, %v", got, err)
+	}
 }

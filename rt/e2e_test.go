@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"expvar"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -445,5 +446,82 @@ func TestDefaultMetrics(t *testing.T) {
 	}
 	if expvar.Get("yrpc.client") == nil || expvar.Get("yrpc.server") == nil {
 		t.Fatal("default metrics not published through expvar")
+	}
+}
+
+// countingListener counts accepted connections.
+type countingListener struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+func TestIdleTimeoutClosesAndClientReconnects(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis := &countingListener{Listener: l}
+	srv := rt.NewServer(rt.WithIdleTimeout(40*time.Millisecond), rt.WithHeartbeat(-1))
+	srv.RegisterService(&testDesc, newTestImpl())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), lis) }()
+	defer func() { srv.Close(); <-done }()
+	cli, err := rt.NewClient(rt.WithAddrs(l.Addr().String()), rt.WithHeartbeat(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+
+	if _, err := call(ctxT(t), cli, &testDesc, 0, "first"); err != nil {
+		t.Fatal(err)
+	}
+	// The idle timeout is what is tested: real time has to pass.
+	time.Sleep(300 * time.Millisecond)
+	if got, err := call(ctxT(t), cli, &testDesc, 0, "again"); err != nil || got != "again" {
+		t.Fatalf("after the idle close: %q, %v", got, err)
+	}
+	if n := lis.n.Load(); n != 2 {
+		t.Fatalf("%d connections accepted, want 2 (the idle one closed, a new one dialed)", n)
+	}
+}
+
+// TestHeartbeatDetectsSilentServer runs a fake server that completes the
+// preface and then never answers: the client's heartbeat declares it dead
+// and the pending call fails with Unavailable instead of hanging.
+func TestHeartbeatDetectsSilentServer(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	go func() {
+		c, err := lis.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, wire.PrefaceLen)
+		readFull(c, buf)
+		c.Write(wire.AppendPreface(nil, wire.Preface{Version: wire.Version, MaxFrameSize: 1 << 20}))
+		io.Copy(io.Discard, c) // swallow everything, answer nothing
+	}()
+	cli, err := rt.NewClient(rt.WithAddrs(lis.Addr().String()), rt.WithHeartbeat(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	_, err = call(ctxT(t), cli, &testDesc, 0, "anyone?")
+	if rt.CodeOf(err) != rt.Unavailable || !strings.Contains(err.Error(), "silent") {
+		t.Fatalf("err = %v, want Unavailable naming the silent server", err)
 	}
 }
