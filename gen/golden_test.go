@@ -30,9 +30,9 @@ func fromSpec(s func() *gen.Spec) func(*testing.T) *gen.Spec {
 }
 
 // fromSchema loads an example schema the way yrpcc generate does.
-func fromSchema(dir, pkg string) func(*testing.T) *gen.Spec {
+func fromSchema(dir string) func(*testing.T) *gen.Spec {
 	return func(t *testing.T) *gen.Spec {
-		spec, err := load.Load(context.Background(), dir, load.Options{Package: pkg})
+		spec, err := load.Load(context.Background(), dir, load.Options{})
 		if err != nil {
 			t.Fatalf("load %s: %v", dir, err)
 		}
@@ -43,10 +43,10 @@ func fromSchema(dir, pkg string) func(*testing.T) *gen.Spec {
 var cases = []generated{
 	{name: "kitchen", dir: "internal/testspecs/kitchenrpc", pkg: "kitchenrpc", spec: fromSpec(testspecs.Kitchen)},
 	{name: "bench", dir: "internal/testspecs/benchrpc", pkg: "benchrpc", spec: fromSpec(testspecs.Bench)},
-	{name: "greeter", dir: "../examples/greeter/greeterrpc", pkg: "greeterrpc", spec: fromSchema("../examples/greeter/schema", "greeterrpc")},
-	{name: "users", dir: "../examples/users/userrpc", pkg: "userrpc", spec: fromSchema("../examples/users/schema", "userrpc")},
-	{name: "hello", dir: "../examples/hello/hellorpc", pkg: "hellorpc", spec: fromSchema("../examples/hello/schema", "hellorpc")},
-	{name: "tour", dir: "../examples/tour/tourrpc", pkg: "tourrpc", spec: fromSchema("../examples/tour/schema", "tourrpc")},
+	{name: "greeter", dir: "../examples/greeter/greeterrpc", pkg: "greeterrpc", spec: fromSchema("../examples/greeter/schema")},
+	{name: "users", dir: "../examples/users/userrpc", pkg: "userrpc", spec: fromSchema("../examples/users/schema")},
+	{name: "hello", dir: "../examples/hello/hellorpc", pkg: "hellorpc", spec: fromSchema("../examples/hello/schema")},
+	{name: "tour", dir: "../examples/tour/tourrpc", pkg: "tourrpc", spec: fromSchema("../examples/tour/schema")},
 }
 
 // TestGolden generates every case and compares the output with its golden

@@ -55,7 +55,10 @@ removed; other files in the target are left alone.`)
 	} else if !isGoIdent(name) {
 		return usagef("--package %q is not a Go identifier", name)
 	}
-	spec, err := e.loadSchema(ctx, rest, load.Options{Package: name})
+	// The protobuf package (the method-ID namespace) does not depend on
+	// where the code goes: schema.Package, else the schema directory's
+	// parent's name, as describe and proto use.
+	spec, err := e.loadSchema(ctx, rest, load.Options{})
 	if err != nil {
 		return err
 	}
