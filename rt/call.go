@@ -123,7 +123,7 @@ func (c *Client) run(ctx context.Context, st *svcState, info *CallInfo, cs *call
 		}
 		md = appendOutgoing(ctx, md, c.o.app)
 		err = c.attempt(ctx, st, ep, m, req, resp, md, cs, deadline, attempt)
-		settle(ep, ticket, err, c.o.clock.Now())
+		settle(ep, ticket, err, cs.lost, c.o.clock.Now())
 		if attempt == 1 {
 			st.budget.request(now)
 		}
@@ -185,13 +185,18 @@ func retryable(err error, notRun bool, mode FaultMode, m *MethodDesc, ran, tries
 
 // settle reports an attempt's outcome to the provider's breaker. A call
 // canceled by its caller says nothing about the provider: its place is
-// released without counting.
-func settle(ep *endpoint, t breakerTicket, err error, now time.Time) {
-	if CodeOf(err) == Canceled {
+// released without counting. A lost connection fails every call in flight
+// on it at once; it counts as one failure, not one per call (lost is the
+// connection whose loss failed this attempt, if any).
+func settle(ep *endpoint, t breakerTicket, err error, lost *clientConn, now time.Time) {
+	switch {
+	case CodeOf(err) == Canceled:
 		ep.br.Release(t)
-		return
+	case lost != nil && ep.lastLost.Swap(lost) == lost:
+		ep.br.Release(t)
+	default:
+		ep.br.Done(now, t, !countsAsFailure(err))
 	}
-	ep.br.Done(now, t, !countsAsFailure(err))
 }
 
 // countsAsFailure says which outcomes count against a provider's breaker:
@@ -222,12 +227,16 @@ func (c *Client) attempt(ctx context.Context, st *svcState, ep *endpoint, m *Met
 	if c.o.observer != nil {
 		start = time.Now()
 	}
+	cs.lost = nil
 	conn, err := ep.pool.get(ctx)
 	if err == nil {
 		ep.active.Add(1)
 		cs.wantMD = cs.opts.respMD != nil
 		err = conn.call(ctx, deadline, m, req, resp, md, cs)
 		ep.active.Add(-1)
+		if err != nil && conn.lostWith(err) {
+			cs.lost = conn
+		}
 		if cs.opts.respMD != nil {
 			*cs.opts.respMD = cs.respMD
 		}
@@ -425,7 +434,7 @@ func (c *Client) race(ctx context.Context, st *svcState, v *svcView, info *CallI
 				md = MD{MDAttempt, strconv.Itoa(attempt)}
 			}
 			err := c.attempt(ctx, st, ep, m, req, r, appendOutgoing(ctx, md, c.o.app), cs, deadline, attempt)
-			settle(ep, ticket, err, c.o.clock.Now())
+			settle(ep, ticket, err, cs.lost, c.o.clock.Now())
 			results <- result{r, err}
 		}()
 	}

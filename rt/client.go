@@ -358,7 +358,9 @@ type endpoint struct {
 	tags   map[string]string
 	active atomic.Int64
 	br     *breaker.Breaker
-	pool   *connPool
+	// lastLost is the last connection whose loss was counted by br.
+	lastLost atomic.Pointer[clientConn]
+	pool     *connPool
 }
 
 // svcView is an immutable picture of a service's routable providers.

@@ -80,6 +80,14 @@ func (c *clientConn) usable() bool {
 	return c.err == nil && !c.goaway
 }
 
+// lostWith reports whether err is the failure of the whole connection
+// (which every call in flight on it received), not of one call.
+func (c *clientConn) lostWith(err error) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err != nil && err == c.err
+}
+
 // retire stops new calls on the connection; calls in flight finish.
 func (c *clientConn) retire() {
 	c.mu.Lock()
@@ -113,7 +121,8 @@ type callState struct {
 	keyBuf []byte // hash key scratch
 	md     MD     // request metadata scratch
 	pick   balance.Info
-	mocked string // how a mock answered, for metrics
+	mocked string      // how a mock answered, for metrics
+	lost   *clientConn // the connection whose loss failed the attempt
 }
 
 // errNotSent marks failures that happened before the request left this

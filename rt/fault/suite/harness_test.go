@@ -99,6 +99,7 @@ type provOpts struct {
 	addr    string // default "127.0.0.1:0"
 	faults  string // envFaults
 	faultMD bool
+	cycle   string // envCycle
 }
 
 // proc is one provider process.
@@ -123,7 +124,7 @@ func (c *cluster) start(name string, o provOpts) *proc {
 	}
 	cmd.Env = append(os.Environ(),
 		envProvider+"="+name, envAddr+"="+o.addr, envZK+"="+c.zk, envRoot+"="+c.root,
-		envPutLog+"="+filepath.Join(c.dir, name+".puts"), envFaults+"="+o.faults, envFaultMD+"="+md,
+		envPutLog+"="+filepath.Join(c.dir, name+".puts"), envFaults+"="+o.faults, envFaultMD+"="+md, envCycle+"="+o.cycle,
 		"GORACE=halt_on_error=1")
 	logf, err := os.OpenFile(filepath.Join(c.dir, name+".log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {

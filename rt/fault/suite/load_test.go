@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -36,7 +35,8 @@ type load struct {
 	injected                atomic.Int64 // calls failed by their own fault rule
 	mu                      sync.Mutex
 	putFail                 map[rt.Code]int
-	putOK                   []int64
+	idBase                  int64
+	putOK                   []uint64 // bit id-idBase-1: acknowledged (a bitset keeps the soak's heap flat)
 	lastErr                 string
 	served                  sync.Map     // provider name -> *atomic.Int64
 	mark, firstOK, lastFail atomic.Int64 // unix nanos
@@ -54,6 +54,7 @@ func startLoad(k *consumer, o loadOpts) *load {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &load{start: time.Now(), putFail: map[rt.Code]int{}, cancel: cancel}
+	l.idBase = o.idBase
 	l.nextID.Store(o.idBase)
 	for w := range o.workers {
 		l.wg.Add(1)
@@ -104,7 +105,11 @@ func (l *load) done(ctx context.Context, put, inject bool, id int64, e *tourrpc.
 		v.(*atomic.Int64).Add(1)
 		if put {
 			l.mu.Lock()
-			l.putOK = append(l.putOK, id)
+			i := id - l.idBase - 1
+			for int(i/64) >= len(l.putOK) {
+				l.putOK = append(l.putOK, 0)
+			}
+			l.putOK[i/64] |= 1 << (i % 64)
 			l.mu.Unlock()
 		}
 		return
@@ -159,7 +164,15 @@ func (l *load) servedBy(name string) int64 {
 func (l *load) putsOK() []int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return slices.Clone(l.putOK)
+	var ids []int64
+	for w, bits := range l.putOK {
+		for b := range 64 {
+			if bits&(1<<b) != 0 {
+				ids = append(ids, l.idBase+1+int64(w*64+b))
+			}
+		}
+	}
+	return ids
 }
 
 func (l *load) err() string {

@@ -26,13 +26,14 @@ import (
 // Environment of a provider process: the test binary re-executed with
 // envProvider set runs providerMain instead of the tests.
 const (
-	envProvider = "YRPC_SUITE_PROVIDER" // provider name, e.g. "p1"
-	envAddr     = "YRPC_SUITE_ADDR"     // listen address; "127.0.0.1:0" picks one
-	envZK       = "YRPC_SUITE_ZK"       // ZooKeeper servers, comma-separated
-	envRoot     = "YRPC_SUITE_ROOT"     // zkreg root
-	envPutLog   = "YRPC_SUITE_PUTLOG"   // file receiving the id of each Put executed
-	envFaults   = "YRPC_SUITE_FAULTS"   // "Method:fraction:rule|..." (rule as fault.Parse)
-	envFaultMD  = "YRPC_SUITE_FAULT_MD" // "1": apply fault rules from call metadata
+	envProvider = "YRPC_SUITE_PROVIDER"    // provider name, e.g. "p1"
+	envAddr     = "YRPC_SUITE_ADDR"        // listen address; "127.0.0.1:0" picks one
+	envZK       = "YRPC_SUITE_ZK"          // ZooKeeper servers, comma-separated
+	envRoot     = "YRPC_SUITE_ROOT"        // zkreg root
+	envPutLog   = "YRPC_SUITE_PUTLOG"      // file receiving the id of each Put executed
+	envFaults   = "YRPC_SUITE_FAULTS"      // "Method:fraction:rule|..." (rule as fault.Parse)
+	envFaultMD  = "YRPC_SUITE_FAULT_MD"    // "1": apply fault rules from call metadata
+	envCycle    = "YRPC_SUITE_FAULT_CYCLE" // e.g. "10s": envFaults on for a period, off for the next
 )
 
 // providerSession is the ZooKeeper session timeout of providers and
@@ -68,9 +69,16 @@ func providerMain(name string) int {
 		return fail(err)
 	}
 	defer putLog.Close()
-	inj, err := injectorFromEnv()
+	inj, rules, err := injectorFromEnv()
 	if err != nil {
 		return fail(err)
+	}
+	if c := os.Getenv(envCycle); c != "" && inj != nil {
+		period, err := time.ParseDuration(c)
+		if err != nil || period <= 0 {
+			return fail(fmt.Errorf("suite: bad %s %q", envCycle, c))
+		}
+		go cycleFaults(ctx, inj, rules, period)
 	}
 	regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	reg, err := zkreg.New(regCtx, zkreg.Options{
@@ -112,18 +120,38 @@ func providerMain(name string) int {
 	return 0
 }
 
-// injectorFromEnv builds the provider's fault.Injector, or nil when it has
-// no faults.
-func injectorFromEnv() (*fault.Injector, error) {
+// injectorFromEnv builds the provider's fault.Injector and returns its
+// rules, or nil when it has no faults.
+func injectorFromEnv() (*fault.Injector, []fault.Rule, error) {
 	spec, fromMD := os.Getenv(envFaults), os.Getenv(envFaultMD) == "1"
 	if spec == "" && !fromMD {
-		return nil, nil
+		return nil, nil, nil
 	}
 	rules, err := parseFaults(spec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return fault.NewWithOptions(fault.Options{FromMetadata: fromMD}, rules...), nil
+	return fault.NewWithOptions(fault.Options{FromMetadata: fromMD}, rules...), rules, nil
+}
+
+// cycleFaults turns the rules off and on every period until ctx ends (a
+// provider process's main loop, so real time).
+func cycleFaults(ctx context.Context, inj *fault.Injector, rules []fault.Rule, period time.Duration) {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for on := true; ; {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		on = !on
+		if on {
+			inj.Set(rules...)
+		} else {
+			inj.Set()
+		}
+	}
 }
 
 // parseFaults reads "Get:0.02:drop|Get:0.05:delay=20ms".

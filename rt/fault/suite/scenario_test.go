@@ -30,7 +30,7 @@ func TestKill9(t *testing.T) {
 		rec := l.recovered(t)
 		gone := z.waitGone(t, victim.addr, killed)
 		l.run(500 * time.Millisecond)
-		extra = append(extra, "recover"+string(rune('1'+i))+"="+ms(rec), "znode_gone"+string(rune('1'+i))+"="+ms(gone))
+		extra = append(extra, fmt.Sprintf("recover%d=%s znode_gone%d=%s", i+1, ms(rec), i+1, ms(gone)))
 	}
 	l.run(time.Second)
 	l.stop()
@@ -290,4 +290,28 @@ func TestFaultKit(t *testing.T) {
 	}
 	figures(t, "fault_kit", l, dups, fmt.Sprintf("failed_attempts=%d", failed),
 		fmt.Sprintf("served=p1:%d,p2:%d,p3:%d", l.servedBy("p1"), l.servedBy("p2"), l.servedBy("p3")))
+}
+
+// TestDropsOnEveryProvider shows a known problem, so it runs only with
+// YRPC_SUITE_KNOWN_BUGS=1: every provider drops the connection on one
+// attempt in 500. Each drop fails every call in flight on that connection
+// at once, and the client's breaker counts them as that many consecutive
+// failures (rt/brk.go: ConsecutiveFailures 5), so one dropped connection
+// with 5 calls in flight opens the breaker of a healthy provider for the
+// schema's OpenFor (2s). With all three dropping, all three breakers are
+// open most of the time and Gets fail fast with "3 of 3 with open
+// breakers", although every provider serves 99.8% of its calls.
+func TestDropsOnEveryProvider(t *testing.T) {
+	c := newCluster(t, sharedZK(t))
+	ps := make([]*proc, 3)
+	for i := range ps {
+		ps[i] = c.start(fmt.Sprintf("p%d", i+1), provOpts{faults: "Get:0.002:drop"})
+	}
+	k := c.newConsumer("")
+	k.waitProviders(t, 20*time.Second, ps...)
+	l := startLoad(k, loadOpts{putEvery: -1})
+	l.run(3 * time.Second)
+	l.stop()
+	figures(t, "drops_on_every_provider", l, 0, fmt.Sprintf("failed_attempts=%d", k.obs.failed.Load()))
+	l.check(t, false)
 }
