@@ -207,10 +207,17 @@ func (c *clientConn) call(ctx context.Context, deadline time.Time, m *MethodDesc
 			defer cs.timer.Stop()
 		}
 	}
+	done := ctx.Done()
+	if done == nil && timeout == nil {
+		// Nothing can end the wait but the answer or a failed connection
+		// (which answers every pending call): skip the select.
+		<-cs.done
+		return cs.err
+	}
 	select {
 	case <-cs.done:
 		return cs.err
-	case <-ctx.Done():
+	case <-done:
 		return c.abandon(id, cs, ctxError(ctx.Err(), m))
 	case <-timeout:
 		return c.abandon(id, cs, Errorf(DeadlineExceeded, "%s: deadline exceeded waiting for %s", m.FullName, c.addr))
