@@ -16,7 +16,9 @@ import (
 )
 
 // greeter implements greeterrpc.GreeterServer.
-type greeter struct{ greeterrpc.UnimplementedGreeterServer }
+type greeter struct {
+	greeterrpc.UnimplementedGreeterServer
+}
 
 func (greeter) SayHello(ctx context.Context, req *greeterrpc.HelloRequest) (*greeterrpc.HelloReply, error) {
 	return &greeterrpc.HelloReply{Message: "Hello, " + req.Name + "!"}, nil

@@ -19,6 +19,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -155,8 +156,18 @@ func (t *tour) summary() error {
 		t.printf("  %-28s %9d %13d  %s\n", r.section, r.calls, r.errors, mark)
 	}
 	if s, ok := t.rec.Snapshot().Call(metrics.Client, tourrpc.StoreServiceDesc.Name, "Get"); ok {
-		t.printf("\n  Store.Get seen by the consumer: %d calls, %d errors, %d mocked, p50 %v, p99 %v (histogram estimates)\n",
-			s.Count, s.Errors, s.Mocked["forced"], s.P50.Round(time.Microsecond), s.P99.Round(time.Microsecond))
+		var codes []string
+		for code, n := range s.Codes {
+			if code != "OK" {
+				codes = append(codes, fmt.Sprintf("%s %d", code, n))
+			}
+		}
+		sort.Strings(codes)
+		t.printf("\n  Store.Get as the consumer's metrics saw it: %d calls, %d mocked, p50 %v, p99 %v (histogram estimates)\n",
+			s.Count, s.Mocked["forced"], s.P50.Round(time.Microsecond), s.P99.Round(time.Microsecond))
+		if len(codes) > 0 {
+			t.printf("  refused or failed, by code: %s (ResourceExhausted: the rate limit of section 3; Canceled: calls in flight when a load phase stopped)\n", strings.Join(codes, ", "))
+		}
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d sections failed", failed, len(t.results))
