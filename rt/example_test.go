@@ -9,7 +9,9 @@ import (
 	"github.com/yrpc/yrpc/rt/memnet"
 )
 
-type greeter struct{ greeterrpc.UnimplementedGreeterServer }
+type greeter struct {
+	greeterrpc.UnimplementedGreeterServer
+}
 
 func (greeter) SayHello(ctx context.Context, req *greeterrpc.HelloRequest) (*greeterrpc.HelloReply, error) {
 	return &greeterrpc.HelloReply{Message: "Hello, " + req.Name}, nil

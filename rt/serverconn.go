@@ -31,15 +31,24 @@ type serverConn struct {
 	calls map[uint32]*serverCall // in flight, for cancel frames
 	err   error
 
-	dropFunc  func()
-	lastFrame atomic.Int64 // server epoch of the last frame read
-	lastCall  atomic.Int64 // server epoch of the last call
-	closeOnce sync.Once
+	dropFunc func()
+	// Serving a call on the reading goroutine (see readLoop): owner is
+	// the token of the goroutine that may go on reading when its call
+	// ends, 0 once takeOver handed reading to a worker.
+	tokens, owner atomic.Uint64
+	stallMu       sync.Mutex
+	stall         *time.Timer
+	armed         uint64       // token the stall timer is armed for; guarded by stallMu
+	lastFrame     atomic.Int64 // server epoch of the last frame read
+	lastCall      atomic.Int64 // server epoch of the last call
+	closeOnce     sync.Once
 }
 
 func newServerConn(s *Server, nc net.Conn) *serverConn {
 	c := &serverConn{srv: s, nc: nc, w: newConnWriter(nc), calls: make(map[uint32]*serverCall)}
 	c.dropFunc = func() { c.close(errors.New("rt: connection dropped by fault injection")) }
+	c.stall = time.AfterFunc(time.Hour, c.takeOver)
+	c.stall.Stop()
 	c.ip = limiter.ClientKey(nc.RemoteAddr().String())
 	e := s.epoch.Load()
 	c.lastFrame.Store(e)
@@ -118,11 +127,26 @@ func (c *serverConn) readLoop() error {
 				continue
 			}
 			// Nothing else to read yet: serve the call on this
-			// goroutine, with no hand-off, and let a worker go on
-			// reading in the meantime.
-			c.srv.workers.run(c)
+			// goroutine, with no hand-off.
+			if !c.alone(sc) {
+				// Other calls are running: a worker goes on reading
+				// at once, so their cancel frames and new calls are
+				// not held up.
+				c.srv.workers.run(c)
+				sc.run()
+				return nil
+			}
+			// The only call: keep reading on this goroutine when it
+			// ends, unless it outlasts stallAfter and a worker takes
+			// the read loop over (takeOver).
+			tok := c.tokens.Add(1)
+			c.owner.Store(tok)
+			c.arm(tok)
 			sc.run()
-			return nil
+			c.disarm(tok)
+			if !c.owner.CompareAndSwap(tok, 0) {
+				return nil // a worker reads now
+			}
 		case wire.TypeCancel:
 			c.mu.Lock()
 			sc := c.calls[f.ID]
@@ -140,6 +164,48 @@ func (c *serverConn) readLoop() error {
 			return fmt.Errorf("rt: unexpected %s frame from client", f.Type)
 		}
 	}
+}
+
+// stallAfter is how long a call served on the reading goroutine may hold
+// up the connection's reading before a worker takes the read loop over.
+const stallAfter = 200 * time.Microsecond
+
+// takeOver runs when a call served on the reading goroutine outlasts
+// stallAfter: a worker goes on reading the connection. The CAS makes sure
+// the reading goroutine and the worker never both read.
+func (c *serverConn) takeOver() {
+	c.stallMu.Lock()
+	tok := c.armed
+	c.stallMu.Unlock()
+	if tok != 0 && c.owner.CompareAndSwap(tok, 0) {
+		c.srv.workers.run(c)
+	}
+}
+
+// alone reports whether sc is the only call in flight on the connection.
+func (c *serverConn) alone(sc *serverCall) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.calls) == 0 || len(c.calls) == 1 && c.calls[sc.id] == sc
+}
+
+// arm starts the stall timer for the call served with token tok.
+func (c *serverConn) arm(tok uint64) {
+	c.stallMu.Lock()
+	c.armed = tok
+	c.stall.Reset(stallAfter)
+	c.stallMu.Unlock()
+}
+
+// disarm stops the stall timer if it is still armed for tok: after a
+// take-over, the timer may belong to the call the new reader serves.
+func (c *serverConn) disarm(tok uint64) {
+	c.stallMu.Lock()
+	if c.armed == tok {
+		c.stall.Stop()
+		c.armed = 0
+	}
+	c.stallMu.Unlock()
 }
 
 // request prepares one call, or answers it at once when it cannot run
@@ -353,6 +419,7 @@ func (c *serverConn) close(err error) {
 		for i := 0; i < 100 && !c.w.flushed(); i++ {
 			time.Sleep(time.Millisecond)
 		}
+		c.stall.Stop()
 		c.w.close(err)
 		c.nc.Close()
 		c.mu.Lock()

@@ -21,8 +21,8 @@
 //     started again with its data kept. Calls keep succeeding from the
 //     cached providers; providers are registered again; the consumer sees
 //     all of them. ZooKeeperRestartWiped does the same with an empty data
-//     dir (which expires every session); it shows a known bug and runs only
-//     with YRPC_SUITE_KNOWN_BUGS=1.
+//     dir (which expires every session, and whose server refuses clients
+//     that saw a later zxid until they start a new session).
 //   - GracefulRestart: SIGTERM -> Shutdown with a 300 ms deregister wait,
 //     exit, start again on the same address: no failure at all.
 //   - ZooKeeperUnreachable: the consumer's ZooKeeper connection cut for

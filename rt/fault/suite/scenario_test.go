@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -49,20 +48,14 @@ func TestKill9(t *testing.T) {
 func TestZooKeeperRestart(t *testing.T) { zkRestart(t, false) }
 
 // TestZooKeeperRestartWiped is TestZooKeeperRestart with an empty data dir,
-// which expires every session. It shows a known bug, so it runs only with
-// YRPC_SUITE_KNOWN_BUGS=1: the restarted server refuses every client whose
-// last seen zxid is above its own ("Refusing session request ... as it has
-// seen zxid 0x25 our last zxid is 0x1 client must try another server"), and
-// go-zookeeper retries with the same lastZxidSeen for ever, so providers
-// never register again (and consumers never see changes) until other
-// clients' writes push the new server's zxid past theirs. Calls keep
-// succeeding meanwhile, from the cached providers.
-func TestZooKeeperRestartWiped(t *testing.T) {
-	if os.Getenv("YRPC_SUITE_KNOWN_BUGS") != "1" {
-		t.Skip("known bug: after a ZooKeeper restart with an empty data dir, zkreg clients are refused for ever (stale lastZxidSeen); YRPC_SUITE_KNOWN_BUGS=1 runs it")
-	}
-	zkRestart(t, true)
-}
+// which expires every session. The restarted server refuses every client
+// whose last seen zxid is above its own ("Refusing session request ... as
+// it has seen zxid 0x25 our last zxid is 0x1 client must try another
+// server"), which go-zookeeper retries for ever; zkreg replaces a
+// connection without a session for 1.5 session timeouts, so providers
+// register again. Calls keep succeeding meanwhile, from the cached
+// providers.
+func TestZooKeeperRestartWiped(t *testing.T) { zkRestart(t, true) }
 
 func zkRestart(t *testing.T, wipe bool) {
 	zk := startZK(t)
