@@ -29,6 +29,20 @@
 //     tool) is created again; one that another live session took over
 //     meanwhile is left to it and logged, so two processes claiming one
 //     address never fight.
+//   - A connection without a session for 1.5 session timeouts is replaced
+//     by a new one, which starts a new session (logged at Warn). go-zk
+//     gives a session up only when a server answers that it expired, but a
+//     ZooKeeper restarted with an empty data dir refuses every client that
+//     has seen a later zxid than its own ("client must try another
+//     server"), so go-zk would retry the old session for ever. By then a
+//     live server has expired the session anyway: the new session creates
+//     every registered node again and every watcher re-lists, as after an
+//     expiry. (After an outage of the whole ensemble longer than that, the
+//     old session may still be alive on the server: its nodes are replaced
+//     by the new session's.)
+//   - A server that accepts a connection but does not answer its handshake
+//     is given up after one session timeout (go-zk alone waits 6.7 times
+//     as long), and go-zk tries the next server.
 //   - Session events: go-zk's event channel holds 6 events and drops the
 //     rest. The registry never depends on it: an event callback pokes a
 //     loop that reads the connection's current state and session id, so

@@ -66,7 +66,7 @@ func TestStaleNodeReplaced(t *testing.T) {
 	ep := prov(k, "10.0.0.1:80")
 	path := r.paths.endpoint(ep)
 	// A node of another session at our path, as left by an old session.
-	if err := r.mkdirs(parent(path)); err != nil {
+	if err := r.mkdirs(r.conn(), parent(path)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.raw.Create(path, []byte(`{"addr":"10.0.0.1:80","app":"stale"}`), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
@@ -95,7 +95,7 @@ func TestShortDisconnectNoFlap(t *testing.T) {
 	sid, connects := c.SessionID(), c.connects.Load()
 
 	proxy.Cut()
-	waitFor(t, "the consumer to notice the disconnect", func() bool { return c.conn.State() != zk.StateHasSession })
+	waitFor(t, "the consumer to notice the disconnect", func() bool { return c.conn().State() != zk.StateHasSession })
 	proxy.Restore()
 	waitFor(t, "the consumer to reconnect", func() bool { return c.connects.Load() > connects })
 	if got := c.SessionID(); got != sid {
@@ -144,13 +144,13 @@ func TestManySessionEventsConverge(t *testing.T) {
 	case <-time.After(registrytest.Timeout):
 		t.Fatal("the session loop did not wake up")
 	}
-	waitFor(t, "a new session", func() bool { return p.SessionID() != old && p.conn.State() == zk.StateHasSession })
+	waitFor(t, "a new session", func() bool { return p.SessionID() != old && p.conn().State() == zk.StateHasSession })
 	for i := range 3 {
 		n := proxy.Accepted()
 		proxy.Cut()
 		proxy.Restore()
 		waitFor(t, fmt.Sprintf("reconnection %d", i), func() bool {
-			return proxy.Accepted() > n && p.conn.State() == zk.StateHasSession
+			return proxy.Accepted() > n && p.conn().State() == zk.StateHasSession
 		})
 	}
 	events := p.events.Load() - countFrom
@@ -344,5 +344,94 @@ func TestDeletedNodeHeals(t *testing.T) {
 	}
 	if ok, _, _ := e.raw.Exists(path); !ok {
 		t.Errorf("Deregister deleted another session's node")
+	}
+}
+
+// TestRestartWipedReRegisters restarts a ZooKeeper of the test's own with an
+// empty data dir. That server refuses every client that has seen a later
+// zxid than its own, which go-zk retries for ever; the registry replaces a
+// connection without a session for 1.5 session timeouts, so the provider
+// registers again and the watcher follows, without ever seeing an empty
+// list. The server comes back either at once (the registries are refused
+// first) or after the registries replaced their connections.
+func TestRestartWipedReRegisters(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		downLong bool // start the server again only after both replaced their connections
+	}{
+		{name: "back_at_once"},
+		{name: "down_past_the_session", downLong: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testRestartWiped(t, tc.downLong) })
+	}
+}
+
+func testRestartWiped(t *testing.T, downLong bool) {
+	srv := zktest.StartServer(t)
+	e := &env{t: t, zk: srv.Addr(), root: "/yrpcwiped"}
+	p := e.open(e.options())
+	c := e.open(e.options())
+	k := registry.Key{Service: "pkg.RestartWiped"}
+	ep := prov(k, "10.0.0.1:80")
+	mustRegister(t, p, ep)
+	h := watchHistory(t, c, k)
+	h.WaitFor(t, "the provider", registrytest.HasAddrs("10.0.0.1:80"))
+	// Both clients see a zxid the new server will not reach by itself: p
+	// writes, c reads every config it is told about.
+	const writes = 30
+	for i := range writes {
+		err := p.UpdateConfig(context.Background(), k, func(cfg *registry.Config) error {
+			cfg.RateLimit = &registry.RateLimit{Rate: float64(i + 1), Burst: 1}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.WaitFor(t, "the last config", func(s registry.Snapshot) bool {
+		return s.Config.RateLimit != nil && s.Config.RateLimit.Rate == writes
+	})
+	oldP, oldC := p.SessionID(), c.SessionID()
+	connP, connC := p.conn(), c.conn()
+
+	down := time.Now()
+	srv.Stop()
+	srv.Wipe()
+	if downLong {
+		waitFor(t, "both registries to replace their connections", func() bool {
+			return p.conn() != connP && c.conn() != connC
+		})
+		t.Logf("connections replaced %v after the server stopped", time.Since(down).Round(time.Millisecond))
+	}
+	srv.Start()
+	up := time.Now()
+
+	raw, events, err := zk.Connect([]string{srv.Addr()}, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(zkLogger{slog.New(slog.DiscardHandler)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		raw.Close()
+		for range events {
+		}
+	})
+	path := p.paths.endpoint(ep)
+	waitFor(t, "the provider node back in a new session", func() bool {
+		ok, st, err := raw.Exists(path)
+		return err == nil && ok && st.EphemeralOwner != oldP && st.EphemeralOwner == p.SessionID()
+	})
+	t.Logf("provider node back %v after the server came back (refused stale sessions: %t)",
+		time.Since(up).Round(time.Millisecond), strings.Contains(srv.Log(), "Refusing session request"))
+	mustRegister(t, p, prov(k, "10.0.0.2:80"))
+	h.WaitFor(t, "the watcher to follow the new tree", registrytest.HasAddrs("10.0.0.1:80", "10.0.0.2:80"))
+	t.Logf("watcher converged %v after the server came back", time.Since(up).Round(time.Millisecond))
+	if got := c.SessionID(); got == oldC || got == 0 {
+		t.Errorf("watcher session %#x, want a new one (old %#x)", got, oldC)
+	}
+	for _, l := range h.lists() {
+		if len(l) == 0 {
+			t.Errorf("watcher saw an empty provider list: %v", h.lists())
+			break
+		}
 	}
 }

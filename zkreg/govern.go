@@ -25,7 +25,7 @@ func (r *Registry) Config(ctx context.Context, key registry.Key) (registry.Confi
 	if err := ctx.Err(); err != nil {
 		return registry.Config{}, fmt.Errorf("zkreg: config of %s: %w", key, err)
 	}
-	data, _, err := r.conn.Get(r.paths.config(key))
+	data, _, err := r.conn().Get(r.paths.config(key))
 	if errors.Is(err, zk.ErrNoNode) {
 		return registry.Config{}, nil
 	}
@@ -56,7 +56,8 @@ func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
 		}
-		data, st, err := r.conn.Get(path)
+		conn := r.conn()
+		data, st, err := conn.Get(path)
 		exists := err == nil
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
@@ -73,12 +74,12 @@ func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*
 			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
 		}
 		if exists {
-			_, err = r.conn.Set(path, out, st.Version)
+			_, err = conn.Set(path, out, st.Version)
 		} else {
-			_, err = r.conn.Create(path, out, 0, zk.WorldACL(zk.PermAll))
+			_, err = conn.Create(path, out, 0, zk.WorldACL(zk.PermAll))
 			if errors.Is(err, zk.ErrNoNode) {
-				if err = r.mkdirs(parent(path)); err == nil {
-					_, err = r.conn.Create(path, out, 0, zk.WorldACL(zk.PermAll))
+				if err = r.mkdirs(conn, parent(path)); err == nil {
+					_, err = conn.Create(path, out, 0, zk.WorldACL(zk.PermAll))
 				}
 			}
 		}
@@ -114,7 +115,7 @@ func (r *Registry) List(ctx context.Context) ([]Listing, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		names, _, err := r.conn.Children(path)
+		names, _, err := r.conn().Children(path)
 		if errors.Is(err, zk.ErrNoNode) {
 			return nil, nil
 		}
@@ -180,7 +181,7 @@ func (r *Registry) listKey(ctx context.Context, key registry.Key, children func(
 			return l, err
 		}
 		for _, name := range names {
-			data, _, err := r.conn.Get(dir + "/" + name)
+			data, _, err := r.conn().Get(dir + "/" + name)
 			if errors.Is(err, zk.ErrNoNode) {
 				continue
 			}

@@ -36,11 +36,12 @@ func (r *Registry) Register(ctx context.Context, e registry.Endpoint) error {
 	}
 	r.regMu.Lock()
 	defer r.regMu.Unlock()
-	if err := r.ensure(ctx, path, data, r.conn.SessionID()); err != nil {
+	conn := r.conn()
+	if err := r.ensure(ctx, conn, path, data, conn.SessionID()); err != nil {
 		return fmt.Errorf("zkreg: register %s %q of %s: %w", e.Role, e.Addr, e.Key, err)
 	}
 	if _, again := r.registered[path]; !again {
-		r.guard(path) // a re-registration keeps the guard it has
+		r.guard(conn, path) // a re-registration keeps the guard it has
 	}
 	r.registered[path] = e
 	return nil
@@ -73,20 +74,21 @@ func (r *Registry) Deregister(ctx context.Context, e registry.Endpoint) error {
 
 // remove deletes path if this session owns it. Called with regMu held.
 func (r *Registry) remove(ctx context.Context, path string) error {
+	conn := r.conn()
 	for range maxAttempts {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ok, st, err := r.conn.Exists(path)
+		ok, st, err := conn.Exists(path)
 		switch {
 		case err != nil:
 			return err
 		case !ok:
 			return nil
-		case st.EphemeralOwner != r.conn.SessionID():
+		case st.EphemeralOwner != conn.SessionID():
 			return nil // another process's node: not ours to delete
 		}
-		switch err := r.conn.Delete(path, st.Version); {
+		switch err := conn.Delete(path, st.Version); {
 		case err == nil, errors.Is(err, zk.ErrNoNode):
 			return nil
 		case errors.Is(err, zk.ErrBadVersion):
@@ -112,18 +114,18 @@ func (r *Registry) removeOrphans() {
 }
 
 // restoreAll makes sure every registered endpoint has its node in session
-// sid. Called by the session loop after a session change.
-func (r *Registry) restoreAll(sid int64) error {
+// sid of conn. Called by the session loop after a session change.
+func (r *Registry) restoreAll(conn *zk.Conn, sid int64) error {
 	r.regMu.Lock()
 	defer r.regMu.Unlock()
 	var errs []error
 	for path, e := range r.registered {
 		data, err := encodeEndpoint(e)
 		if err == nil {
-			err = r.ensure(context.Background(), path, data, sid)
+			err = r.ensure(context.Background(), conn, path, data, sid)
 		}
 		if err == nil {
-			r.guard(path) // the old session's guards are gone
+			r.guard(conn, path) // the old session's guards are gone
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%q: %w", path, err))
@@ -132,20 +134,20 @@ func (r *Registry) restoreAll(sid int64) error {
 	return errors.Join(errs...)
 }
 
-// ensure makes path an ephemeral node of session sid holding data. Called
-// with regMu held.
-func (r *Registry) ensure(ctx context.Context, path string, data []byte, sid int64) error {
+// ensure makes path an ephemeral node of session sid of conn holding data.
+// Called with regMu held.
+func (r *Registry) ensure(ctx context.Context, conn *zk.Conn, path string, data []byte, sid int64) error {
 	for range maxAttempts {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		switch cur := r.conn.SessionID(); {
+		switch cur := conn.SessionID(); {
 		case sid == 0:
 			return errors.New("no ZooKeeper session")
 		case cur != sid:
 			return fmt.Errorf("session changed (%#x to %#x)", sid, cur)
 		}
-		old, st, err := r.conn.Get(path)
+		old, st, err := conn.Get(path)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			// create below
@@ -155,7 +157,7 @@ func (r *Registry) ensure(ctx context.Context, path string, data []byte, sid int
 			if bytes.Equal(old, data) {
 				return nil
 			}
-			if _, err := r.conn.Set(path, data, st.Version); errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode) {
+			if _, err := conn.Set(path, data, st.Version); errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode) {
 				continue
 			} else {
 				return err
@@ -165,19 +167,19 @@ func (r *Registry) ensure(ctx context.Context, path string, data []byte, sid int
 			// the server has not removed yet, or a dead process at the same
 			// address. Replace it, so the node lives as long as we do.
 			r.log.Info("zkreg: replacing a node of another session", "path", path, "owner", fmt.Sprintf("%#x", st.EphemeralOwner))
-			if err := r.conn.Delete(path, st.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+			if err := conn.Delete(path, st.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 				return err
 			}
 			continue
 		}
-		_, err = r.conn.Create(path, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		_, err = conn.Create(path, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 		switch {
 		case err == nil:
 			return nil
 		case errors.Is(err, zk.ErrNodeExists):
 			continue
 		case errors.Is(err, zk.ErrNoNode):
-			if err := r.mkdirs(parent(path)); err != nil {
+			if err := r.mkdirs(conn, parent(path)); err != nil {
 				return err
 			}
 			continue
@@ -189,12 +191,12 @@ func (r *Registry) ensure(ctx context.Context, path string, data []byte, sid int
 }
 
 // mkdirs creates path and its parents as persistent nodes.
-func (r *Registry) mkdirs(path string) error {
+func (r *Registry) mkdirs(conn *zk.Conn, path string) error {
 	for i := 1; i <= len(path); i++ {
 		if i < len(path) && path[i] != '/' {
 			continue
 		}
-		_, err := r.conn.Create(path[:i], nil, 0, zk.WorldACL(zk.PermAll))
+		_, err := conn.Create(path[:i], nil, 0, zk.WorldACL(zk.PermAll))
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("create %q: %w", path[:i], err)
 		}
@@ -208,12 +210,12 @@ func parent(path string) string { return path[:strings.LastIndexByte(path, '/')]
 // back while the session lives (an operator, a tool), the session loop
 // checks it (heal). A node found owned by another session is logged and
 // left alone. Called with regMu held.
-func (r *Registry) guard(path string) {
-	ok, st, ch, err := r.conn.ExistsW(path)
+func (r *Registry) guard(conn *zk.Conn, path string) {
+	ok, st, ch, err := conn.ExistsW(path)
 	if err != nil || ch == nil {
 		return // a reconnection or new session checks everything anyway
 	}
-	switch sid := r.conn.SessionID(); {
+	switch sid := conn.SessionID(); {
 	case !ok:
 		r.markHeal(path) // deleted since we looked: look again
 	case st.EphemeralOwner != sid:
@@ -233,7 +235,7 @@ func (r *Registry) guard(path string) {
 			return
 		case ev := <-ch:
 			if ev.Type == zk.EventNotWatching {
-				return // session expired or closed: restoreAll guards again
+				return // session expired or connection closed: restoreAll guards again
 			}
 		}
 		r.markHeal(path)
@@ -286,10 +288,11 @@ func (r *Registry) heal1(path string, e registry.Endpoint) error {
 		return err
 	}
 	// Create, never replace: whoever created the node meanwhile keeps it.
-	_, err = r.conn.Create(path, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	conn := r.conn()
+	_, err = conn.Create(path, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 	if errors.Is(err, zk.ErrNoNode) {
-		if err = r.mkdirs(parent(path)); err == nil {
-			_, err = r.conn.Create(path, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		if err = r.mkdirs(conn, parent(path)); err == nil {
+			_, err = conn.Create(path, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 		}
 	}
 	switch {
@@ -301,6 +304,6 @@ func (r *Registry) heal1(path string, e registry.Endpoint) error {
 	default:
 		return err
 	}
-	r.guard(path)
+	r.guard(conn, path)
 	return nil
 }

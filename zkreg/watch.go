@@ -62,7 +62,9 @@ func (r *Registry) Watch(key registry.Key, fn func(registry.Snapshot)) (stop fun
 //
 // Each ZooKeeper watch it sets is "armed" until it fires; while armed, the
 // cached result of that read is known to be current, so a re-list reads
-// only what changed and never stacks duplicate watches in go-zk.
+// only what changed and never stacks duplicate watches in go-zk. A watch
+// counts only on the connection that set it: after the registry replaced
+// its connection, everything is read again through the new one.
 type keyWatch struct {
 	r    *Registry
 	key  registry.Key
@@ -74,7 +76,7 @@ type keyWatch struct {
 	feeds    map[*registry.Feed]struct{}
 	last     registry.Snapshot
 	haveLast bool
-	armed    map[string]uint64 // watch id ("c:"/"d:" + path) -> arm generation
+	armed    map[string]armed // by watch id: "c:"/"d:" + path
 	gen      uint64
 
 	// Owned by the loop goroutine.
@@ -85,6 +87,12 @@ type keyWatch struct {
 	lastSum    uint64    // fingerprint of the last published state
 	emptySince time.Time // when ZooKeeper first confirmed no providers
 	seed       maphash.Seed
+}
+
+// armed is a ZooKeeper watch set on conn, in arm generation gen.
+type armed struct {
+	conn *zk.Conn
+	gen  uint64
 }
 
 type childData struct {
@@ -99,7 +107,7 @@ func newKeyWatch(r *Registry, key registry.Key) *keyWatch {
 		kick:     make(chan struct{}, 1),
 		quit:     make(chan struct{}),
 		feeds:    make(map[*registry.Feed]struct{}),
-		armed:    make(map[string]uint64),
+		armed:    make(map[string]armed),
 		children: make(map[string]childData),
 		seed:     maphash.MakeSeed(),
 	}
@@ -162,7 +170,7 @@ func (w *keyWatch) loop() {
 		case <-w.kick:
 		case <-timer.C:
 		}
-		if w.r.conn.State() != zk.StateHasSession {
+		if w.r.conn().State() != zk.StateHasSession {
 			continue // the session loop pokes us after reconnecting
 		}
 		// One listing per wake-up: a burst of events (each poking kick, which
@@ -224,10 +232,10 @@ func (w *keyWatch) publish(s registry.Snapshot, sum uint64) {
 // list reads what changed since the last listing and returns the snapshot
 // and a fingerprint of its content.
 func (w *keyWatch) list() (registry.Snapshot, uint64, error) {
-	c := w.r.conn
+	c := w.r.conn()
 	ps := w.r.paths
 	dir := ps.providers(w.key)
-	if !w.isArmed("c:" + dir) {
+	if !w.isArmed(c, "c:"+dir) {
 		names, _, ch, err := c.ChildrenW(dir)
 		if errors.Is(err, zk.ErrNoNode) {
 			var ok bool
@@ -240,14 +248,14 @@ func (w *keyWatch) list() (registry.Snapshot, uint64, error) {
 		if err != nil {
 			return registry.Snapshot{}, 0, fmt.Errorf("list %q: %w", dir, err)
 		}
-		w.arm("c:"+dir, ch)
+		w.arm(c, "c:"+dir, ch)
 		w.names = names
 	}
 	present := make(map[string]bool, len(w.names))
 	for _, name := range w.names {
 		present[name] = true
 		path := dir + "/" + name
-		if w.isArmed("d:" + path) {
+		if w.isArmed(c, "d:"+path) {
 			continue
 		}
 		data, _, ch, err := c.GetW(path)
@@ -264,7 +272,7 @@ func (w *keyWatch) list() (registry.Snapshot, uint64, error) {
 		if err != nil {
 			return registry.Snapshot{}, 0, fmt.Errorf("read %q: %w", path, err)
 		}
-		w.arm("d:"+path, ch)
+		w.arm(c, "d:"+path, ch)
 		cd := childData{raw: data}
 		cd.e, err = decodeEndpoint(w.key, registry.Provider, name, data)
 		if err != nil {
@@ -281,7 +289,7 @@ func (w *keyWatch) list() (registry.Snapshot, uint64, error) {
 	}
 
 	cfgPath := ps.config(w.key)
-	if !w.isArmed("d:" + cfgPath) {
+	if !w.isArmed(c, "d:"+cfgPath) {
 		data, _, ch, err := c.GetW(cfgPath)
 		if errors.Is(err, zk.ErrNoNode) {
 			var ok bool
@@ -294,7 +302,7 @@ func (w *keyWatch) list() (registry.Snapshot, uint64, error) {
 		if err != nil {
 			return registry.Snapshot{}, 0, fmt.Errorf("read %q: %w", cfgPath, err)
 		}
-		w.arm("d:"+cfgPath, ch)
+		w.arm(c, "d:"+cfgPath, ch)
 		if cfg, err := decodeConfig(data); err != nil {
 			w.r.log.Warn("zkreg: ignoring a bad config; keeping the last good one", "path", cfgPath, "reason", err)
 		} else {
@@ -325,23 +333,23 @@ func (w *keyWatch) list() (registry.Snapshot, uint64, error) {
 	return s, h.Sum64(), nil
 }
 
-func (w *keyWatch) isArmed(id string) bool {
+func (w *keyWatch) isArmed(conn *zk.Conn, id string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.armed[id] != 0
+	return w.armed[id].conn == conn
 }
 
-// arm records that the ZooKeeper watch id is set and starts a forwarder
-// that disarms it and pokes the loop when it fires (a change, a deletion,
-// or go-zk giving up watches on session expiry or close).
-func (w *keyWatch) arm(id string, ch <-chan zk.Event) {
+// arm records that the ZooKeeper watch id is set on conn and starts a
+// forwarder that disarms it and pokes the loop when it fires (a change, a
+// deletion, or go-zk giving up watches on session expiry or close).
+func (w *keyWatch) arm(conn *zk.Conn, id string, ch <-chan zk.Event) {
 	if ch == nil {
 		return
 	}
 	w.mu.Lock()
 	w.gen++
 	gen := w.gen
-	w.armed[id] = gen
+	w.armed[id] = armed{conn: conn, gen: gen}
 	w.mu.Unlock()
 	w.wg.Add(1)
 	go func() {
@@ -352,7 +360,7 @@ func (w *keyWatch) arm(id string, ch <-chan zk.Event) {
 		case <-ch:
 		}
 		w.mu.Lock()
-		if w.armed[id] == gen {
+		if w.armed[id].gen == gen {
 			delete(w.armed, id)
 		}
 		w.mu.Unlock()

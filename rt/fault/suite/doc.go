@@ -62,7 +62,6 @@
 //	go test ./rt/fault/suite -run Soak -soak=2m -v -timeout 10m
 //	YRPC_SUITE_SOAK=5m go test ./rt/fault/suite -run Soak -v -timeout 20m
 //
-// The scenarios that show known bugs run with YRPC_SUITE_KNOWN_BUGS=1.
 // Provider processes exit when the test process goes (they watch stdin),
 // and the suite's own ZooKeeper gets SIGKILL if the test process dies.
 package suite

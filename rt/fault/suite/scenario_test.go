@@ -285,15 +285,10 @@ func TestFaultKit(t *testing.T) {
 		fmt.Sprintf("served=p1:%d,p2:%d,p3:%d", l.servedBy("p1"), l.servedBy("p2"), l.servedBy("p3")))
 }
 
-// TestDropsOnEveryProvider shows a known problem, so it runs only with
-// YRPC_SUITE_KNOWN_BUGS=1: every provider drops the connection on one
-// attempt in 500. Each drop fails every call in flight on that connection
-// at once, and the client's breaker counts them as that many consecutive
-// failures (rt/brk.go: ConsecutiveFailures 5), so one dropped connection
-// with 5 calls in flight opens the breaker of a healthy provider for the
-// schema's OpenFor (2s). With all three dropping, all three breakers are
-// open most of the time and Gets fail fast with "3 of 3 with open
-// breakers", although every provider serves 99.8% of its calls.
+// TestDropsOnEveryProvider: every provider drops the connection on one
+// attempt in 500. A drop fails every call in flight on that connection at
+// once; the client counts it as one failure of that provider, not one per
+// call, so no breaker opens for a healthy provider and Get never fails.
 func TestDropsOnEveryProvider(t *testing.T) {
 	c := newCluster(t, sharedZK(t))
 	ps := make([]*proc, 3)

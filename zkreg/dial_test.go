@@ -1,0 +1,110 @@
+package zkreg
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestHandshakeConnLimit(t *testing.T) {
+	const max = time.Minute
+	now := time.Now()
+	for _, tc := range []struct {
+		name     string
+		answered bool // a byte was read
+		in       time.Time
+		capped   bool
+	}{
+		{name: "zero", in: time.Time{}},
+		{name: "near", in: now.Add(time.Second)},
+		{name: "far", in: now.Add(time.Hour), capped: true},
+		{name: "far after the handshake", answered: true, in: now.Add(time.Hour)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &handshakeConn{max: max}
+			c.done.Store(tc.answered)
+			got := c.limit(tc.in)
+			switch {
+			case tc.capped && (got.After(time.Now().Add(max)) || got.Before(now.Add(max))):
+				t.Errorf("limit(%v) = %v, want about now + %v", tc.in, got, max)
+			case !tc.capped && !got.Equal(tc.in):
+				t.Errorf("limit(%v) = %v, want it unchanged", tc.in, got)
+			}
+		})
+	}
+}
+
+// TestHandshakeConnTimesOut: a server that never answers the handshake
+// fails the read after max, not after go-zk's own deadline.
+func TestHandshakeConnTimesOut(t *testing.T) {
+	client, server := net.Pipe()
+	defer server.Close()
+	c := &handshakeConn{Conn: client, max: 20 * time.Millisecond}
+	defer c.Close()
+	if err := c.SetReadDeadline(time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := c.Read(make([]byte, 4))
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Read = %v, want a deadline error", err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("Read failed after %v, want about 20ms", took)
+	}
+}
+
+// TestSilentServerSkipped: with a server that accepts connections but never
+// answers, and a real one, New gets a session within about one session
+// timeout whichever server go-zk tries first.
+func TestSilentServerSkipped(t *testing.T) {
+	e := newEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	wg.Add(1)
+	go func() { // accepts and holds connections, never answers
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		ln.Close()
+		wg.Wait()
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	o := e.options(ln.Addr().String(), e.zk)
+	o.SessionTimeout = time.Second
+	// go-zk alone would wait 6.7 session timeouts for the silent server.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	r, err := New(ctx, o)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	defer r.Close()
+	mu.Lock()
+	tried := len(conns)
+	mu.Unlock()
+	t.Logf("session after %v; the silent server got %d connections", time.Since(start).Round(time.Millisecond), tried)
+}
