@@ -45,8 +45,7 @@ func (c *Client) do(ctx context.Context, st *svcState, info *CallInfo, cs *callS
 
 // run is do without the call's metrics.
 func (c *Client) run(ctx context.Context, st *svcState, info *CallInfo, cs *callState, req, resp Message) error {
-	m := info.Method
-	idx := int(methodIndex(st.sd, m))
+	m, idx := info.Method, info.Index
 	now := c.o.clock.Now()
 
 	v := st.current(now)
@@ -117,11 +116,14 @@ func (c *Client) run(ctx context.Context, st *svcState, info *CallInfo, cs *call
 			}
 			break
 		}
-		var md MD
+		// Request metadata is encoded before the attempt returns, so
+		// the call's scratch slice is reused.
+		md := cs.md[:0]
 		if attempt > 1 {
-			md = append(cs.md[:0], MDAttempt, strconv.Itoa(attempt))
+			md = append(md, MDAttempt, strconv.Itoa(attempt))
 		}
 		md = appendOutgoing(ctx, md, c.o.app)
+		cs.md = md
 		err = c.attempt(ctx, st, ep, m, req, resp, md, cs, deadline, attempt)
 		settle(ep, ticket, err, cs.lost, c.o.clock.Now())
 		if attempt == 1 {
@@ -366,16 +368,6 @@ func appendOutgoing(ctx context.Context, md MD, app string) MD {
 		md = append(md, MDApp, app)
 	}
 	return md
-}
-
-// methodIndex returns m's index in sd.Methods.
-func methodIndex(sd *ServiceDesc, m *MethodDesc) int {
-	for i := range sd.Methods {
-		if &sd.Methods[i] == m {
-			return i
-		}
-	}
-	return sd.MethodIndex(m.ID)
 }
 
 // finish applies the fault mode and the on-failure mock to a failed call.

@@ -36,6 +36,7 @@ type afterFunc struct{ f func() }
 type CallInfo struct {
 	Service *ServiceDesc
 	Method  *MethodDesc
+	Index   int // Method's index in Service.Methods
 }
 
 func (c *callCtx) Deadline() (time.Time, bool) {

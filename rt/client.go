@@ -244,7 +244,7 @@ func newSvcState(c *Client, sd *ServiceDesc) (*svcState, error) {
 	st.budget.init(c.o.retryRatio, c.o.retryFloor)
 	st.infos = make([]CallInfo, len(sd.Methods))
 	for i := range sd.Methods {
-		st.infos[i] = CallInfo{Service: sd, Method: &sd.Methods[i]}
+		st.infos[i] = CallInfo{Service: sd, Method: &sd.Methods[i], Index: i}
 	}
 	stop, err := c.reg.Watch(key, st.update)
 	if err != nil {

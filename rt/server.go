@@ -121,7 +121,7 @@ func (s *Server) register(sd *ServiceDesc, impl any) error {
 	se.methods = make([]methodEntry, len(sd.Methods))
 	for i := range sd.Methods {
 		me := &se.methods[i]
-		me.info = CallInfo{Service: sd, Method: &sd.Methods[i]}
+		me.info = CallInfo{Service: sd, Method: &sd.Methods[i], Index: i}
 		handle := sd.Methods[i].Handle
 		me.handler = chainServer(s.o.serverInts, &me.info, func(ctx context.Context, req Message) (Message, error) {
 			return handle(impl, ctx, req)
