@@ -299,7 +299,7 @@ func (st *svcState) waitReady(ctx context.Context, m *MethodDesc, deadline time.
 	case <-st.ready:
 		return nil
 	case <-ctx.Done():
-		return ctxError(ctx.Err(), m)
+		return ctxError(ctx.Err(), m.FullName)
 	case <-st.c.done:
 		return ErrClientClosed
 	case <-t.C:

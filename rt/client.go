@@ -298,7 +298,7 @@ func (st *svcState) update(snap registry.Snapshot) {
 func (st *svcState) rebuild(now time.Time) {
 	snap := st.snap
 	seen := make(map[string]bool, len(snap.Providers))
-	v := &svcView{total: len(snap.Providers)}
+	v := &svcView{}
 	for _, p := range snap.Providers {
 		seen[p.Addr] = true
 		ic := snap.Config.Instances[p.Addr]
@@ -369,7 +369,6 @@ type svcView struct {
 	picker   balance.Picker
 	expires  time.Time
 	mocks    []mockRule // by method index; Action/Mode zero: none
-	total    int        // providers in the registry, draining included
 	draining int
 	builder  balance.Builder
 	tagged   sync.Map // "key=value" -> *svcView
@@ -394,7 +393,7 @@ func (v *svcView) withTag(key, value string, now time.Time) *svcView {
 	if t, ok := v.tagged.Load(k); ok {
 		return t.(*svcView)
 	}
-	t := &svcView{mocks: v.mocks, total: v.total, draining: v.draining}
+	t := &svcView{mocks: v.mocks, draining: v.draining}
 	for _, ep := range v.eps {
 		if ep.tags[key] == value {
 			t.eps = append(t.eps, ep)

@@ -218,17 +218,18 @@ func (c *clientConn) call(ctx context.Context, deadline time.Time, m *MethodDesc
 	case <-cs.done:
 		return cs.err
 	case <-done:
-		return c.abandon(id, cs, ctxError(ctx.Err(), m))
+		return c.abandon(id, cs, ctxError(ctx.Err(), m.FullName))
 	case <-timeout:
 		return c.abandon(id, cs, Errorf(DeadlineExceeded, "%s: deadline exceeded waiting for %s", m.FullName, c.addr))
 	}
 }
 
-func ctxError(err error, m *MethodDesc) error {
+// ctxError turns a context's error into an *Error naming what waited.
+func ctxError(err error, what string) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Code: DeadlineExceeded, Message: m.FullName + ": deadline exceeded", Cause: err}
+		return &Error{Code: DeadlineExceeded, Message: what + ": deadline exceeded", Cause: err}
 	}
-	return &Error{Code: Canceled, Message: m.FullName + ": canceled", Cause: err}
+	return &Error{Code: Canceled, Message: what + ": canceled", Cause: err}
 }
 
 // abandon gives up on a call: it tells the server to cancel it, unless the
@@ -411,7 +412,7 @@ func (p *connPool) get(ctx context.Context) (*clientConn, error) {
 			case <-ch:
 				continue
 			case <-ctx.Done():
-				return nil, &errNotSent{ctxErr(ctx.Err())}
+				return nil, &errNotSent{ctxError(ctx.Err(), "connect to "+p.addr)}
 			}
 		}
 		if now := p.o.clock.Now(); now.Before(s.retryAt) {
@@ -444,13 +445,6 @@ func (p *connPool) get(ctx context.Context) (*clientConn, error) {
 		s.mu.Unlock()
 		return c, nil
 	}
-}
-
-func ctxErr(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Code: DeadlineExceeded, Message: "deadline exceeded", Cause: err}
-	}
-	return &Error{Code: Canceled, Message: "canceled", Cause: err}
 }
 
 // each calls f for every live connection.

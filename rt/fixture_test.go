@@ -150,7 +150,12 @@ var unknownDesc = rt.ServiceDesc{
 		NewRequest:  func() rt.Message { return new(msg) },
 		NewResponse: func() rt.Message { return new(msg) },
 	}},
-	MethodIndex: func(id uint32) int { return map[bool]int{true: 0, false: -1}[id == 0x9999] },
+	MethodIndex: func(id uint32) int {
+		if id == 0x9999 {
+			return 0
+		}
+		return -1
+	},
 }
 
 func call(ctx context.Context, c *rt.Client, sd *rt.ServiceDesc, m int, s string, opts ...rt.CallOption) (string, error) {

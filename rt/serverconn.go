@@ -29,7 +29,6 @@ type serverConn struct {
 
 	mu    sync.Mutex
 	calls map[uint32]*serverCall // in flight, for cancel frames
-	err   error
 
 	dropFunc func()
 	// Serving a call on the reading goroutine (see readLoop): owner is
@@ -425,7 +424,6 @@ func (c *serverConn) close(err error) {
 		c.mu.Lock()
 		calls := c.calls
 		c.calls = map[uint32]*serverCall{}
-		c.err = err
 		c.mu.Unlock()
 		for _, sc := range calls {
 			sc.ctx.cancel(context.Canceled)
