@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"runtime/trace"
 
 	"github.com/yrpc/yrpc/bench/internal/runner"
 )
@@ -27,12 +30,50 @@ func run(ctx context.Context, args []string) error {
 	case "run":
 		return runner.Run(ctx, rest, os.Stdout, os.Stderr)
 	case "server":
+		defer profile(cmd)()
 		return runner.Server(ctx, rest, os.Stdin, os.Stdout)
 	case "client":
+		defer profile(cmd)()
 		return runner.Client(ctx, rest, os.Stdin, os.Stdout)
 	case "report":
 		return runner.Report(rest, os.Stdout)
 	default:
 		return fmt.Errorf("unknown command %q; want run, server, client or report", cmd)
+	}
+}
+
+// profile starts a CPU profile of this server or client process when
+// BENCH_PROFILE names a directory, and an execution trace when BENCH_TRACE
+// does; the files are named after the role and the process id. The
+// returned func stops them.
+func profile(role string) func() {
+	var stops []func()
+	name := func(dir, ext string) string {
+		return filepath.Join(dir, fmt.Sprintf("%s-%d.%s", role, os.Getpid(), ext))
+	}
+	if dir := os.Getenv("BENCH_PROFILE"); dir != "" {
+		if f, err := os.Create(name(dir, "pprof")); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: profile:", err)
+		} else if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: profile:", err)
+			f.Close()
+		} else {
+			stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+		}
+	}
+	if dir := os.Getenv("BENCH_TRACE"); dir != "" {
+		if f, err := os.Create(name(dir, "trace")); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: trace:", err)
+		} else if err := trace.Start(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: trace:", err)
+			f.Close()
+		} else {
+			stops = append(stops, func() { trace.Stop(); f.Close() })
+		}
+	}
+	return func() {
+		for _, stop := range stops {
+			stop()
+		}
 	}
 }

@@ -168,7 +168,10 @@ func (c *clientConn) call(ctx context.Context, deadline time.Time, m *MethodDesc
 		cs.resp, cs.err, cs.respMD = resp, nil, nil
 		c.pending[id] = cs
 	}
-	direct := len(c.pending) <= 1
+	mode := writeQueued
+	if len(c.pending) <= 1 {
+		mode = writeDirect
+	}
 	c.mu.Unlock()
 
 	var werr error
@@ -179,9 +182,9 @@ func (c *clientConn) call(ctx context.Context, deadline time.Time, m *MethodDesc
 			b = cz.AppendFrame(b, &h, md, body, c.o.compress)
 			c.o.compressors.Put(cz)
 			return b
-		}, direct)
+		}, mode)
 	} else {
-		werr = c.w.write(func(b []byte) []byte { return req.MarshalAppend(wire.AppendHeader(b, &h, md, size)) }, direct)
+		werr = c.w.write(func(b []byte) []byte { return req.MarshalAppend(wire.AppendHeader(b, &h, md, size)) }, mode)
 	}
 	if werr != nil {
 		c.fail(werr)
@@ -241,7 +244,7 @@ func (c *clientConn) abandon(id uint32, cs *callState, err error) error {
 	}
 	_ = c.w.write(func(b []byte) []byte {
 		return wire.AppendFrame(b, &wire.Header{Type: wire.TypeCancel, ID: id}, nil, nil)
-	}, true)
+	}, writeDirect)
 	return err
 }
 
@@ -282,7 +285,7 @@ func (c *clientConn) readLoop() {
 			id := f.ID
 			_ = c.w.write(func(b []byte) []byte {
 				return wire.AppendFrame(b, &wire.Header{Type: wire.TypePong, ID: id}, nil, nil)
-			}, true)
+			}, writeDirect)
 		case wire.TypePong:
 			c.pinged.Store(false)
 		case wire.TypeGoAway:
@@ -361,7 +364,7 @@ func (c *clientConn) heartbeat(now time.Time, every time.Duration) {
 		c.pinged.Store(true)
 		_ = c.w.write(func(b []byte) []byte {
 			return wire.AppendFrame(b, &wire.Header{Type: wire.TypePing, ID: 1}, nil, nil)
-		}, true)
+		}, writeDirect)
 	}
 }
 

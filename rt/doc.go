@@ -10,13 +10,14 @@
 //	srv.Shutdown(ctx)
 //
 // A server reads frames on one goroutine per connection and decodes each
-// request there (one copy of its bytes; strings alias it). When more frames
-// are already buffered, the handler runs on a pooled worker and reading
-// goes on. When the call is the only one on the connection, it runs on the
-// reading goroutine itself — no hand-off, the lowest latency — and a stall
-// timer hands the read loop to a worker if the handler outlasts 200µs;
-// with other calls in flight, a worker takes the read loop over at once.
-// The path of a call: closing? ->
+// request there (one copy of its bytes; strings alias it). Handlers run on
+// that reading goroutine, one after the other, with no hand-off: the
+// requests that one read syscall brought are answered with one write when
+// they are drained. A stall timer hands the read loop to a pooled worker
+// when calls hold it for more than 200µs, so that a slow handler does not
+// hold up the connection; a method whose calls stall often (a handler that
+// blocks on I/O, say) runs on pooled workers for the next second, and then
+// is tried on the reading goroutine again. The path of a call: closing? ->
 // per-client rate limit (schema RateLimit or governance config, keyed by
 // client IP or calling app) -> in-flight limit -> method ID to handler (the
 // generated switch) -> decode -> Validate -> interceptors -> handler -> encode

@@ -6,6 +6,7 @@ import (
 	"expvar"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -208,6 +209,54 @@ func TestCancelReachesHandler(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("cancellation never reached the handler")
+	}
+}
+
+// Quick calls run on the goroutine that read them; a handler that blocks
+// must not hold up the other calls on its connection: the read loop moves
+// to a worker, and the method runs on workers from then on.
+func TestBlockedHandlersDoNotHoldUpTheConnection(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithCancel(ctxT(t))
+	const sleepers = 3
+	errc := make(chan error, sleepers)
+	for range sleepers {
+		go func() {
+			_, err := call(ctx, e.cli, &testDesc, 0, "sleep")
+			errc <- err
+		}()
+		select {
+		case <-e.impl.started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a call never reached its handler while another handler was blocked")
+		}
+	}
+	// Every sleeper holds its handler; calls on the same connection
+	// still go through, one at a time and in parallel.
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				s := strconv.Itoa(g*1000 + i)
+				if got, err := call(ctxT(t), e.cli, &testDesc, 0, s); err != nil || got != s {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := failed.Load(); n != 0 {
+		t.Fatalf("%d of 200 calls failed while handlers were blocked", n)
+	}
+	cancel()
+	for range sleepers {
+		if err := <-errc; rt.CodeOf(err) != rt.Canceled {
+			t.Fatalf("sleeper err = %v, want Canceled", err)
+		}
+		<-e.impl.ended
 	}
 }
 

@@ -57,6 +57,32 @@ type serviceEntry struct {
 type methodEntry struct {
 	info    CallInfo
 	handler Handler
+	// slowUntil is the time (unix nanos, server clock) until which the
+	// method's calls run on workers, not on the reading goroutine (see
+	// serverConn.takeOver); inlined and stalls count its calls served on
+	// reading goroutines and those that stalled one, since the last
+	// decision.
+	slowUntil       atomic.Int64
+	inlined, stalls atomic.Int64
+}
+
+// stalled records that a call of the method stalled a read loop and
+// reports whether the method should now run on workers: when stalls are
+// not rare among its calls (a handler that blocks), as opposed to the odd
+// call that the OS or the GC held up.
+func (me *methodEntry) stalled() bool {
+	st, n := me.stalls.Add(1), me.inlined.Load()
+	switch {
+	case st >= 3 && st*8 >= n:
+		me.stalls.Store(0)
+		me.inlined.Store(0)
+		return true
+	case n > 1024:
+		// Rare stalls: start a new window.
+		me.stalls.Store(1)
+		me.inlined.Store(0)
+	}
+	return false
 }
 
 // NewServer returns a server configured by opts.

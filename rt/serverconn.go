@@ -31,10 +31,12 @@ type serverConn struct {
 	calls map[uint32]*serverCall // in flight, for cancel frames
 
 	dropFunc func()
-	// Serving a call on the reading goroutine (see readLoop): owner is
-	// the token of the goroutine that may go on reading when its call
-	// ends, 0 once takeOver handed reading to a worker.
+	// Serving calls on the reading goroutine (see readLoop): owner is
+	// the token of the batch whose goroutine may go on reading when its
+	// call ends, 0 between calls and once takeOver handed reading to a
+	// worker; serving is the method of the call being served.
 	tokens, owner atomic.Uint64
+	serving       atomic.Pointer[methodEntry]
 	stallMu       sync.Mutex
 	stall         *time.Timer
 	armed         uint64       // token the stall timer is armed for; guarded by stallMu
@@ -100,9 +102,29 @@ func (c *serverConn) run() {
 
 // readLoop reads and dispatches frames. It returns nil when it handed the
 // reading over to another goroutine, else the error that ended it.
+//
+// Calls of quick methods run on this goroutine, one after the other, with
+// no hand-off: a batch of requests read with one syscall is answered with
+// one write when the batch is drained. A stall timer armed for the batch
+// hands the read loop to a pooled worker if the batch outlasts
+// stallAfter; a method whose calls stall often then runs on workers for
+// slowFor (see methodEntry.stalled), so a handler that blocks holds up
+// other calls on its connection only once in a while, and only for
+// stallAfter.
 func (c *serverConn) readLoop() error {
 	r := c.r
+	var batch uint64 // token of the armed stall timer, 0 when disarmed
 	for {
+		if r.Buffered() == 0 {
+			// About to wait for the client: send the batch's answers.
+			if batch != 0 {
+				c.disarm(batch)
+				batch = 0
+			}
+			if err := c.w.flushHeld(); err != nil {
+				return err
+			}
+		}
 		f, err := r.Next()
 		if err != nil {
 			var fe *wire.FrameError
@@ -119,32 +141,27 @@ func (c *serverConn) readLoop() error {
 			if sc == nil {
 				continue
 			}
-			if r.Buffered() > 0 {
-				// More frames are waiting: keep reading, run the
-				// call on a worker.
+			if !sc.inline {
 				c.srv.workers.run(sc)
 				continue
 			}
-			// Nothing else to read yet: serve the call on this
-			// goroutine, with no hand-off.
-			if !c.alone(sc) {
-				// Other calls are running: a worker goes on reading
-				// at once, so their cancel frames and new calls are
-				// not held up.
-				c.srv.workers.run(c)
-				sc.run()
-				return nil
+			if batch == 0 || !c.armedFor(batch) {
+				batch = c.tokens.Add(1)
+				c.arm(batch)
 			}
-			// The only call: keep reading on this goroutine when it
-			// ends, unless it outlasts stallAfter and a worker takes
-			// the read loop over (takeOver).
-			tok := c.tokens.Add(1)
-			c.owner.Store(tok)
-			c.arm(tok)
-			sc.run()
-			c.disarm(tok)
-			if !c.owner.CompareAndSwap(tok, 0) {
-				return nil // a worker reads now
+			mode := writeDirect
+			if r.Buffered() > 0 {
+				mode = writeHeld // more requests to serve first
+			}
+			// From here until the CAS below, takeOver may hand r to a
+			// worker: this goroutine must not touch it.
+			sc.me.inlined.Add(1)
+			c.serving.Store(sc.me)
+			c.owner.Store(batch)
+			sc.serve(mode)
+			if !c.owner.CompareAndSwap(batch, 0) {
+				// A worker reads now; it sends what this goroutine held.
+				return c.w.flushHeld()
 			}
 		case wire.TypeCancel:
 			c.mu.Lock()
@@ -157,7 +174,7 @@ func (c *serverConn) readLoop() error {
 			id := f.ID
 			_ = c.w.write(func(b []byte) []byte {
 				return wire.AppendFrame(b, &wire.Header{Type: wire.TypePong, ID: id}, nil, nil)
-			}, true)
+			}, writeHeld)
 		case wire.TypePong, wire.TypeGoAway:
 		default:
 			return fmt.Errorf("rt: unexpected %s frame from client", f.Type)
@@ -165,30 +182,38 @@ func (c *serverConn) readLoop() error {
 	}
 }
 
-// stallAfter is how long a call served on the reading goroutine may hold
-// up the connection's reading before a worker takes the read loop over.
-const stallAfter = 200 * time.Microsecond
+const (
+	// stallAfter is how long calls served on the reading goroutine may
+	// hold up the connection's reading before a worker takes the read
+	// loop over.
+	stallAfter = 200 * time.Microsecond
+	// slowFor is how long a method whose call stalled the read loop runs
+	// on workers before it is tried on the reading goroutine again.
+	slowFor = time.Second
+)
 
-// takeOver runs when a call served on the reading goroutine outlasts
-// stallAfter: a worker goes on reading the connection. The CAS makes sure
-// the reading goroutine and the worker never both read.
+// takeOver runs when the calls served on the reading goroutine outlast
+// stallAfter: a worker goes on reading the connection, and the method
+// being served moves to workers for slowFor if its calls stall often. The CAS makes sure the reading goroutine and
+// the worker never both read.
 func (c *serverConn) takeOver() {
 	c.stallMu.Lock()
 	tok := c.armed
+	c.armed = 0
 	c.stallMu.Unlock()
 	if tok != 0 && c.owner.CompareAndSwap(tok, 0) {
+		if me := c.serving.Load(); me != nil && me.stalled() {
+			me.slowUntil.Store(c.srv.o.clock.Now().Add(slowFor).UnixNano())
+		}
 		c.srv.workers.run(c)
+		// Answers the stalled batch held back go out now.
+		if err := c.w.flushHeld(); err != nil {
+			c.close(err)
+		}
 	}
 }
 
-// alone reports whether sc is the only call in flight on the connection.
-func (c *serverConn) alone(sc *serverCall) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.calls) == 0 || len(c.calls) == 1 && c.calls[sc.id] == sc
-}
-
-// arm starts the stall timer for the call served with token tok.
+// arm starts the stall timer for the batch with token tok.
 func (c *serverConn) arm(tok uint64) {
 	c.stallMu.Lock()
 	c.armed = tok
@@ -196,8 +221,16 @@ func (c *serverConn) arm(tok uint64) {
 	c.stallMu.Unlock()
 }
 
+// armedFor reports whether the stall timer is still armed for tok: false
+// once it fired.
+func (c *serverConn) armedFor(tok uint64) bool {
+	c.stallMu.Lock()
+	defer c.stallMu.Unlock()
+	return c.armed == tok
+}
+
 // disarm stops the stall timer if it is still armed for tok: after a
-// take-over, the timer may belong to the call the new reader serves.
+// take-over, the timer may belong to the batch the new reader serves.
 func (c *serverConn) disarm(tok uint64) {
 	c.stallMu.Lock()
 	if c.armed == tok {
@@ -221,7 +254,7 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 	se, me := s.lookup(f.Method)
 	if me == nil {
 		if !oneway {
-			c.reply(f.ID, nil, Errorf(Unimplemented, "unknown method id %#x", f.Method), nil, false)
+			c.reply(f.ID, nil, Errorf(Unimplemented, "unknown method id %#x", f.Method), nil, writeHeld)
 		}
 		return nil
 	}
@@ -230,7 +263,7 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		kv, err := wire.ParseMetadata(f.Metadata, nil)
 		if err != nil {
 			if !oneway {
-				c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: bad metadata: %v", me.info.Method.FullName, err), nil, false)
+				c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: bad metadata: %v", me.info.Method.FullName, err), nil, writeHeld)
 			}
 			return nil
 		}
@@ -246,7 +279,7 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 	req := me.info.Method.NewRequest()
 	if err := req.Unmarshal(f.Body); err != nil {
 		if !oneway {
-			c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: decode request: %v", me.info.Method.FullName, err), nil, false)
+			c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: decode request: %v", me.info.Method.FullName, err), nil, writeHeld)
 		}
 		return nil
 	}
@@ -256,7 +289,7 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		}
 		return nil
 	}
-	sc := &serverCall{conn: c, me: me, req: req, id: f.ID, oneway: oneway}
+	sc := &serverCall{conn: c, me: me, req: req, id: f.ID, oneway: oneway, inline: now.UnixNano() >= me.slowUntil.Load()}
 	sc.ctx = callCtx{parent: context.Background(), md: md, peer: c.nc.RemoteAddr(), info: &me.info, clock: s.o.clock}
 	sc.ctx.drop = c.dropFunc
 	if f.Timeout > 0 {
@@ -279,9 +312,18 @@ type serverCall struct {
 	req    Message
 	id     uint32
 	oneway bool
+	inline bool // serve on the reading goroutine (the method is quick)
 }
 
+// run serves the call on a pooled worker.
 func (sc *serverCall) run() {
+	sc.serve(writeQueued)
+}
+
+// serve runs the handler and answers. mode is how the response is
+// written; writeQueued means "directly if no other call is in flight,
+// else through the writer loop".
+func (sc *serverCall) serve(mode writeMode) {
 	c := sc.conn
 	defer c.srv.callDone()
 	obs := c.srv.o.observer
@@ -307,9 +349,11 @@ func (sc *serverCall) run() {
 	}
 	c.mu.Lock()
 	delete(c.calls, sc.id)
-	direct := len(c.calls) == 0
+	if mode == writeQueued && len(c.calls) == 0 {
+		mode = writeDirect
+	}
 	c.mu.Unlock()
-	c.reply(sc.id, resp, err, md, direct)
+	c.reply(sc.id, resp, err, md, mode)
 }
 
 // invoke validates the request and calls the handler, turning a panic into
@@ -334,8 +378,8 @@ func (sc *serverCall) invoke() (resp Message, err error) {
 }
 
 // reply writes a response frame: resp when err is nil, else err's code and
-// message. direct is connWriter.write's: no other call is in flight.
-func (c *serverConn) reply(id uint32, resp Message, err error, md MD, direct bool) {
+// message, written as mode says.
+func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode writeMode) {
 	h := wire.Header{Type: wire.TypeResponse, ID: id}
 	var werr error
 	if err != nil {
@@ -345,7 +389,7 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD, direct boo
 		}
 		werr = c.w.write(func(b []byte) []byte {
 			return wire.AppendFrame(b, &h, md, []byte(errorMessage(err)))
-		}, direct)
+		}, mode)
 	} else if c.comp && c.srv.o.compress > 0 && resp.Size() >= c.srv.o.compress {
 		body := resp.MarshalAppend(nil)
 		werr = c.w.write(func(b []byte) []byte {
@@ -353,12 +397,12 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD, direct boo
 			b = cz.AppendFrame(b, &h, md, body, c.srv.o.compress)
 			c.srv.o.compressors.Put(cz)
 			return b
-		}, direct)
+		}, mode)
 	} else {
 		size := resp.Size()
 		werr = c.w.write(func(b []byte) []byte {
 			return resp.MarshalAppend(wire.AppendHeader(b, &h, md, size))
-		}, direct)
+		}, mode)
 	}
 	if werr != nil {
 		c.close(werr)
@@ -367,7 +411,7 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD, direct boo
 
 // refuse answers a call that did not run: the client may retry it elsewhere.
 func (c *serverConn) refuse(id uint32, code Code, msg string) {
-	c.reply(id, nil, &Error{Code: code, Message: msg}, MD{mdRefused, "1"}, false)
+	c.reply(id, nil, &Error{Code: code, Message: msg}, MD{mdRefused, "1"}, writeHeld)
 }
 
 // mdRefused marks responses to calls that never reached a handler, so that
@@ -386,7 +430,7 @@ func errorMessage(err error) string {
 func (c *serverConn) sendGoAway() {
 	_ = c.w.write(func(b []byte) []byte {
 		return wire.AppendFrame(b, &wire.Header{Type: wire.TypeGoAway, Status: uint8(Unavailable)}, nil, []byte("server shutting down"))
-	}, true)
+	}, writeDirect)
 }
 
 // tick closes the connection when the client is silent for three heartbeat
@@ -415,6 +459,7 @@ func (c *serverConn) close(err error) {
 			err = io.EOF
 		}
 		// Let queued responses (e.g. GOAWAY) go out before closing.
+		_ = c.w.flushHeld()
 		for i := 0; i < 100 && !c.w.flushed(); i++ {
 			time.Sleep(time.Millisecond)
 		}

