@@ -32,14 +32,15 @@ type serverConn struct {
 
 	dropFunc func()
 	// Serving calls on the reading goroutine (see readLoop): owner is
-	// the token of the batch whose goroutine may go on reading when its
-	// call ends, 0 between calls and once takeOver handed reading to a
-	// worker; serving is the method of the call being served.
+	// the token of the call being served there, 0 between calls and once
+	// the watchdog handed reading to a worker; serving is its method.
 	tokens, owner atomic.Uint64
 	serving       atomic.Pointer[methodEntry]
-	stallMu       sync.Mutex
-	stall         *time.Timer
-	armed         uint64       // token the stall timer is armed for; guarded by stallMu
+	watching      atomic.Bool  // the watchdog timer is running
+	stallMu       sync.Mutex   // serializes watchdog runs
+	stall         *time.Timer  // runs watchdog
+	seenOwner     uint64       // owner at the watchdog's last run; guarded by stallMu
+	seenTokens    uint64       // tokens at the watchdog's last run; guarded by stallMu
 	lastFrame     atomic.Int64 // server epoch of the last frame read
 	lastCall      atomic.Int64 // server epoch of the last call
 	closeOnce     sync.Once
@@ -48,7 +49,7 @@ type serverConn struct {
 func newServerConn(s *Server, nc net.Conn) *serverConn {
 	c := &serverConn{srv: s, nc: nc, w: newConnWriter(nc), calls: make(map[uint32]*serverCall)}
 	c.dropFunc = func() { c.close(errors.New("rt: connection dropped by fault injection")) }
-	c.stall = time.AfterFunc(time.Hour, c.takeOver)
+	c.stall = time.AfterFunc(time.Hour, c.watchdog)
 	c.stall.Stop()
 	c.ip = limiter.ClientKey(nc.RemoteAddr().String())
 	e := s.epoch.Load()
@@ -105,22 +106,16 @@ func (c *serverConn) run() {
 //
 // Calls of quick methods run on this goroutine, one after the other, with
 // no hand-off: a batch of requests read with one syscall is answered with
-// one write when the batch is drained. A stall timer armed for the batch
-// hands the read loop to a pooled worker if the batch outlasts
-// stallAfter; a method whose calls stall often then runs on workers for
-// slowFor (see methodEntry.stalled), so a handler that blocks holds up
-// other calls on its connection only once in a while, and only for
-// stallAfter.
+// one write when the batch is drained. A watchdog hands the read loop to a
+// pooled worker when a call holds it for more than stallAfter; a method
+// whose calls stall often then runs on workers for slowFor (see
+// methodEntry.stalled), so a handler that blocks holds up other calls on
+// its connection only once in a while, and only for about stallAfter.
 func (c *serverConn) readLoop() error {
 	r := c.r
-	var batch uint64 // token of the armed stall timer, 0 when disarmed
 	for {
 		if r.Buffered() == 0 {
 			// About to wait for the client: send the batch's answers.
-			if batch != 0 {
-				c.disarm(batch)
-				batch = 0
-			}
 			if err := c.w.flushHeld(); err != nil {
 				return err
 			}
@@ -145,21 +140,19 @@ func (c *serverConn) readLoop() error {
 				c.srv.workers.run(sc)
 				continue
 			}
-			if batch == 0 || !c.armedFor(batch) {
-				batch = c.tokens.Add(1)
-				c.arm(batch)
-			}
 			mode := writeDirect
 			if r.Buffered() > 0 {
 				mode = writeHeld // more requests to serve first
 			}
-			// From here until the CAS below, takeOver may hand r to a
-			// worker: this goroutine must not touch it.
+			// From here until the CAS below, the watchdog may hand r to
+			// a worker: this goroutine must not touch it.
+			tok := c.tokens.Add(1)
 			sc.me.inlined.Add(1)
 			c.serving.Store(sc.me)
-			c.owner.Store(batch)
+			c.owner.Store(tok)
+			c.watch()
 			sc.serve(mode)
-			if !c.owner.CompareAndSwap(batch, 0) {
+			if !c.owner.CompareAndSwap(tok, 0) {
 				// A worker reads now; it sends what this goroutine held.
 				return c.w.flushHeld()
 			}
@@ -183,61 +176,59 @@ func (c *serverConn) readLoop() error {
 }
 
 const (
-	// stallAfter is how long calls served on the reading goroutine may
-	// hold up the connection's reading before a worker takes the read
-	// loop over.
+	// stallAfter is the watchdog's period: a call served on the reading
+	// goroutine that is still running at two runs in a row (after
+	// stallAfter to twice that) makes a worker take the read loop over.
 	stallAfter = 200 * time.Microsecond
-	// slowFor is how long a method whose call stalled the read loop runs
-	// on workers before it is tried on the reading goroutine again.
+	// slowFor is how long a method whose calls stall often runs on
+	// workers before it is tried on the reading goroutine again.
 	slowFor = time.Second
 )
 
-// takeOver runs when the calls served on the reading goroutine outlast
-// stallAfter: a worker goes on reading the connection, and the method
-// being served moves to workers for slowFor if its calls stall often. The CAS makes sure the reading goroutine and
-// the worker never both read.
-func (c *serverConn) takeOver() {
+// watch starts the watchdog unless it runs already. The watchdog keeps
+// itself running while calls are served on the reading goroutine and
+// stops after a period without any, so arming it costs nothing per call
+// under load and an idle connection has no timer.
+func (c *serverConn) watch() {
+	if !c.watching.Load() && c.watching.CompareAndSwap(false, true) {
+		c.stall.Reset(stallAfter)
+	}
+}
+
+// watchdog runs every stallAfter while calls are served on the reading
+// goroutine. When the same call is running as at its last run, a worker
+// goes on reading the connection, and the call's method moves to workers
+// for slowFor if its calls stall often. The CAS on owner makes sure the
+// reading goroutine and the worker never both read.
+func (c *serverConn) watchdog() {
 	c.stallMu.Lock()
-	tok := c.armed
-	c.armed = 0
-	c.stallMu.Unlock()
-	if tok != 0 && c.owner.CompareAndSwap(tok, 0) {
+	defer c.stallMu.Unlock()
+	tok, n := c.owner.Load(), c.tokens.Load()
+	if tok != 0 && tok == c.seenOwner && c.owner.CompareAndSwap(tok, 0) {
+		c.seenOwner = 0
+		c.watching.Store(false) // the new reader starts it again
 		if me := c.serving.Load(); me != nil && me.stalled() {
 			me.slowUntil.Store(c.srv.o.clock.Now().Add(slowFor).UnixNano())
 		}
 		c.srv.workers.run(c)
-		// Answers the stalled batch held back go out now.
+		// The answers the stalled batch held back go out now.
 		if err := c.w.flushHeld(); err != nil {
-			c.close(err)
+			go c.close(err)
 		}
+		return
 	}
-}
-
-// arm starts the stall timer for the batch with token tok.
-func (c *serverConn) arm(tok uint64) {
-	c.stallMu.Lock()
-	c.armed = tok
-	c.stall.Reset(stallAfter)
-	c.stallMu.Unlock()
-}
-
-// armedFor reports whether the stall timer is still armed for tok: false
-// once it fired.
-func (c *serverConn) armedFor(tok uint64) bool {
-	c.stallMu.Lock()
-	defer c.stallMu.Unlock()
-	return c.armed == tok
-}
-
-// disarm stops the stall timer if it is still armed for tok: after a
-// take-over, the timer may belong to the batch the new reader serves.
-func (c *serverConn) disarm(tok uint64) {
-	c.stallMu.Lock()
-	if c.armed == tok {
-		c.stall.Stop()
-		c.armed = 0
+	busy := tok != 0 || n != c.seenTokens
+	c.seenOwner, c.seenTokens = tok, n
+	if busy {
+		c.stall.Reset(stallAfter)
+		return
 	}
-	c.stallMu.Unlock()
+	c.watching.Store(false)
+	// A call may have started after the loads above and seen the
+	// watchdog still running: look again, now that watching is false.
+	if c.owner.Load() != 0 {
+		c.watch()
+	}
 }
 
 // request prepares one call, or answers it at once when it cannot run
