@@ -36,6 +36,18 @@ type clientConn struct {
 	lastFrame atomic.Int64 // unix nanos of the last frame read
 	pinged    atomic.Bool
 	done      chan struct{}
+
+	// The read role (see clientread.go).
+	r         *wire.Reader  // read by the role's holder only
+	reading   bool          // a goroutine holds the role; guarded by mu
+	leads     uint64        // calls that read for themselves; guarded by mu
+	seenLeads uint64        // leads at the idle watch's last run; guarded by mu
+	wake      chan struct{} // hands the role to the background goroutine; capacity 1
+	rdl       time.Time     // the read deadline last set; the holder's
+	rdlSet    bool          // rdl is the connection's read deadline
+	interrupt func()        // makes a blocked read return (for context.AfterFunc)
+	idle      *time.Timer   // runs idleWatch
+	watching  atomic.Bool   // idle is running
 }
 
 // dialConn connects to addr and exchanges prefaces.
@@ -66,10 +78,16 @@ func dialConn(ctx context.Context, addr string, o *options) (*clientConn, error)
 		max:     peer.MaxFrameSize,
 		pending: make(map[uint32]*callState),
 		done:    make(chan struct{}),
+		r:       wire.NewReader(nc, wire.ReaderOptions{MaxFrameSize: o.maxFrame}),
+		wake:    make(chan struct{}, 1),
 	}
+	c.interrupt = func() { _ = nc.SetReadDeadline(pastDeadline) }
+	c.idle = time.AfterFunc(time.Hour, c.idleWatch)
+	c.idle.Stop()
 	c.lastFrame.Store(time.Now().UnixNano())
 	go c.w.loop()
-	go c.readLoop()
+	go c.background()
+	c.watchIdle()
 	return c, nil
 }
 
@@ -198,6 +216,12 @@ func (c *clientConn) call(ctx context.Context, deadline time.Time, m *MethodDesc
 		return nil
 	}
 
+	return c.awaitLeading(ctx, deadline, id, m, cs)
+}
+
+// await waits for the response of call id, read by another goroutine, or
+// for the context or the deadline (zero: none).
+func (c *clientConn) await(ctx context.Context, deadline time.Time, id uint32, m *MethodDesc, cs *callState) error {
 	var timeout <-chan time.Time
 	if !deadline.IsZero() {
 		if d, ok := ctx.Deadline(); !ok || deadline.Before(d) {
@@ -242,10 +266,15 @@ func (c *clientConn) abandon(id uint32, cs *callState, err error) error {
 		<-cs.done
 		return cs.err
 	}
+	c.sendCancel(id)
+	return err
+}
+
+// sendCancel asks the server to cancel call id.
+func (c *clientConn) sendCancel(id uint32) {
 	_ = c.w.write(func(b []byte) []byte {
 		return wire.AppendFrame(b, &wire.Header{Type: wire.TypeCancel, ID: id}, nil, nil)
 	}, writeDirect)
-	return err
 }
 
 // takePending removes id from pending and reports whether it was there.
@@ -255,50 +284,6 @@ func (c *clientConn) takePending(id uint32) bool {
 	delete(c.pending, id)
 	c.mu.Unlock()
 	return ok
-}
-
-func (c *clientConn) readLoop() {
-	r := wire.NewReader(c.nc, wire.ReaderOptions{MaxFrameSize: c.o.maxFrame})
-	for {
-		f, err := r.Next()
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		c.lastFrame.Store(time.Now().UnixNano())
-		switch f.Type {
-		case wire.TypeResponse:
-			c.mu.Lock()
-			cs := c.pending[f.ID]
-			delete(c.pending, f.ID)
-			c.mu.Unlock()
-			if cs == nil {
-				continue // canceled or timed out: the caller is gone
-			}
-			cs.err = c.decode(f, cs)
-			cs.done <- struct{}{}
-			if c.retiredIdle() {
-				c.fail(Errorf(Unavailable, "%s went away", c.addr))
-				return
-			}
-		case wire.TypePing:
-			id := f.ID
-			_ = c.w.write(func(b []byte) []byte {
-				return wire.AppendFrame(b, &wire.Header{Type: wire.TypePong, ID: id}, nil, nil)
-			}, writeDirect)
-		case wire.TypePong:
-			c.pinged.Store(false)
-		case wire.TypeGoAway:
-			c.retire()
-			if c.retiredIdle() {
-				c.fail(Errorf(Unavailable, "%s went away", c.addr))
-				return
-			}
-		default:
-			c.fail(fmt.Errorf("rt: unexpected %s frame from server %s", f.Type, c.addr))
-			return
-		}
-	}
 }
 
 // decode turns a response frame into the caller's result.
@@ -346,6 +331,7 @@ func (c *clientConn) fail(err error) {
 	c.mu.Unlock()
 	c.w.close(err)
 	c.nc.Close()
+	c.idle.Stop()
 	close(c.done)
 	for _, cs := range pending {
 		cs.err = err
@@ -432,6 +418,12 @@ func (p *connPool) get(ctx context.Context) (*clientConn, error) {
 		s.mu.Lock()
 		s.dialing = nil
 		close(ch)
+		if err != nil && ctx.Err() != nil {
+			// The caller gave up: that says nothing about the address,
+			// so no backoff for the callers after it.
+			s.mu.Unlock()
+			return nil, &errNotSent{ctxError(ctx.Err(), "connect to "+p.addr)}
+		}
 		if err != nil {
 			s.backoff = min(max(2*s.backoff, minRedial), maxRedial)
 			s.lastErr, s.retryAt = err, p.o.clock.Now().Add(s.backoff)

@@ -260,6 +260,29 @@ func TestBlockedHandlersDoNotHoldUpTheConnection(t *testing.T) {
 	}
 }
 
+// A caller alone on a connection reads its own response, and a canceled
+// context interrupts that read. Contexts canceled at every moment around
+// their calls must fail only their own calls: a late interrupt must not
+// fail the calls after them.
+func TestCanceledCallsDoNotDisturbOthers(t *testing.T) {
+	e := newEnv(t, nil)
+	canceled := 0
+	for i := range 1000 {
+		ctx, cancel := context.WithCancel(context.Background())
+		go cancel()
+		if _, err := call(ctx, e.cli, &testDesc, 0, "x"); err != nil {
+			if rt.CodeOf(err) != rt.Canceled {
+				t.Fatalf("call %d with a context canceled meanwhile: %v", i, err)
+			}
+			canceled++
+		}
+		if got, err := call(ctxT(t), e.cli, &testDesc, 0, strconv.Itoa(i)); err != nil || got != strconv.Itoa(i) {
+			t.Fatalf("call %d after it: %q, %v", i, got, err)
+		}
+	}
+	t.Logf("%d of 1000 calls canceled", canceled)
+}
+
 func TestOversizedFrame(t *testing.T) {
 	e := newEnv(t, []rt.Option{rt.WithMaxFrameSize(64 << 10)})
 	// The client learns the server's limit from the preface and refuses

@@ -2,8 +2,10 @@ package wire
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/pierrec/lz4/v4"
 )
@@ -83,8 +85,10 @@ func (r *Reader) Buffered() int { return r.w - r.r }
 // an error wrapping io.ErrUnexpectedEOF if it ended inside a frame. A frame
 // that breaks the format or the limits gives a *FrameError (errors.Is
 // ErrMalformed, ErrFrameTooLarge, ErrMetadataTooLarge or ErrVersion); other
-// errors are the stream's own. After any error, a read timeout included,
-// the Reader stays failed and returns the same error.
+// errors are the stream's own. A read timeout (an error that is
+// os.ErrDeadlineExceeded) leaves the Reader as it was: the bytes read so
+// far stay buffered and the next Next goes on. After any other error the
+// Reader stays failed and returns the same error.
 func (r *Reader) Next() (*Frame, error) {
 	if r.err != nil {
 		return nil, r.err
@@ -115,6 +119,9 @@ func (r *Reader) Next() (*Frame, error) {
 }
 
 func (r *Reader) fail(err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return err // not sticky: see Next
+	}
 	r.err = err
 	r.frame = Frame{}
 	return err
@@ -145,6 +152,12 @@ func (r *Reader) fill(need int) error {
 			return fmt.Errorf("wire: source returned an invalid count %d from Read", n)
 		}
 		r.w += n
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			if n > 0 {
+				return nil
+			}
+			return err // not sticky: see Next
+		}
 		if n > 0 {
 			r.rerr = err // reported once the bytes are used
 			return nil

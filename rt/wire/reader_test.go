@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -118,6 +120,63 @@ func TestReaderReadErrors(t *testing.T) {
 	if _, err := r.Next(); err != io.ErrNoProgress {
 		t.Fatalf("got %v, want io.ErrNoProgress", err)
 	}
+}
+
+// timeoutReader hands out its bytes in pieces of at most step, failing
+// with a read timeout before each piece, as a connection with a read
+// deadline that keeps expiring would.
+type timeoutReader struct {
+	b       []byte
+	step    int
+	timeout bool
+}
+
+func (t *timeoutReader) Read(p []byte) (int, error) {
+	if t.timeout = !t.timeout; t.timeout {
+		return 0, fmt.Errorf("read tcp: %w", os.ErrDeadlineExceeded)
+	}
+	if len(t.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), t.step)], t.b)
+	t.b = t.b[n:]
+	return n, nil
+}
+
+// A read timeout, even in the middle of a frame, does not fail the Reader:
+// the next Next goes on where the last one stopped.
+func TestReaderSurvivesTimeouts(t *testing.T) {
+	var stream []byte
+	for i := range 5 {
+		stream = AppendFrame(stream, &Header{Type: TypeResponse, ID: uint32(i + 1)}, []string{"k", "v"}, make([]byte, 50))
+	}
+	r := NewReader(&timeoutReader{b: stream, step: 7}, ReaderOptions{})
+	timeouts := 0
+	for id := uint32(1); id <= 5; {
+		f, err := r.Next()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			timeouts++
+			continue
+		}
+		if err != nil {
+			t.Fatalf("frame %d: %v", id, err)
+		}
+		if f.ID != id || len(f.Body) != 50 {
+			t.Fatalf("got frame %d with %d body bytes, want frame %d with 50", f.ID, len(f.Body), id)
+		}
+		id++
+	}
+	if want := (len(stream) + 6) / 7; timeouts != want {
+		t.Errorf("%d timeouts, want one per read, %d", timeouts, want)
+	}
+	for range 2 { // a timeout, then the end of the stream
+		if _, err := r.Next(); err == io.EOF {
+			return
+		} else if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("after the last frame: %v, want io.EOF", err)
+		}
+	}
+	t.Fatal("no io.EOF after the last frame")
 }
 
 type emptyReader struct{}

@@ -1,0 +1,250 @@
+package rt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/yrpc/yrpc/rt/wire"
+)
+
+// Reading a client connection. One goroutine at a time holds the read
+// role and reads frames, handing each response to its caller:
+//
+//   - A caller that finds the role free after sending its request takes it
+//     and reads until its own response arrives (leads). A caller alone on
+//     the connection thus reads its own answer, as a plain blocking
+//     request-response would: no hand-off between goroutines, which on a
+//     two-core machine costs tens of microseconds of futex wake-ups.
+//   - When the leader is done and other calls are still waiting, it hands
+//     the role to the connection's background goroutine, which reads until
+//     no call is pending and then lets the role go. Under load the
+//     background goroutine keeps the role and hands each response over.
+//   - A connection with no call pending for idleReadAfter gets the
+//     background goroutine reading again, so that GOAWAY, pongs and a
+//     closed connection are noticed while it is idle.
+//
+// The role is guarded by mu (reading); the holder owns r and rdl.
+
+// idleReadAfter is how long a connection may go unread with no call
+// pending before the background goroutine reads it again.
+const idleReadAfter = 5 * time.Millisecond
+
+// pastDeadline interrupts a blocked read.
+var pastDeadline = time.Unix(1, 0)
+
+// awaitLeading waits for the response of call id after its request was
+// sent: as the leader when the read role is free, else for the role's
+// holder to hand the response over.
+func (c *clientConn) awaitLeading(ctx context.Context, deadline time.Time, id uint32, m *MethodDesc, cs *callState) error {
+	c.mu.Lock()
+	lead := !c.reading && c.err == nil
+	if lead {
+		c.reading = true
+		c.leads++
+	}
+	c.mu.Unlock()
+	if !lead {
+		return c.await(ctx, deadline, id, m, cs)
+	}
+	var stop func() bool
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, c.interrupt)
+	}
+	err := c.lead(ctx, deadline, id, m, cs)
+	if stop != nil {
+		stop()
+	}
+	return err
+}
+
+// lead reads frames as the role's holder until the response of call id
+// arrives, the call's deadline passes or its context ends; then it lets
+// the role go.
+func (c *clientConn) lead(ctx context.Context, deadline time.Time, id uint32, m *MethodDesc, cs *callState) error {
+	c.setReadDeadline(deadline)
+	for {
+		select {
+		case <-cs.done:
+			c.release()
+			return cs.err
+		default:
+		}
+		f, err := c.r.Next()
+		switch {
+		case err == nil:
+			c.handle(f)
+		case !errors.Is(err, os.ErrDeadlineExceeded):
+			c.fail(err) // answers every pending call, this one too
+		case ctx.Err() != nil:
+			return c.giveUp(id, cs, ctxError(ctx.Err(), m.FullName))
+		case !deadline.IsZero() && !time.Now().Before(deadline):
+			return c.giveUp(id, cs, Errorf(DeadlineExceeded, "%s: deadline exceeded waiting for %s", m.FullName, c.addr))
+		default:
+			// The interrupt of a context that ended after its call did:
+			// read on.
+			c.rdlSet = false
+			c.setReadDeadline(deadline)
+		}
+	}
+}
+
+// giveUp ends a leading call that will not wait for its response: it lets
+// the role go, then abandons the call as a waiting caller would.
+func (c *clientConn) giveUp(id uint32, cs *callState, err error) error {
+	if !c.takePending(id) {
+		c.release()
+		<-cs.done
+		return cs.err
+	}
+	c.release()
+	c.sendCancel(id)
+	return err
+}
+
+// release lets the read role go: to the background goroutine when calls
+// are pending, else to nobody until the idle watch hands it over.
+func (c *clientConn) release() {
+	c.mu.Lock()
+	handOff := len(c.pending) > 0 && c.err == nil
+	c.reading = handOff
+	c.mu.Unlock()
+	if handOff {
+		c.wake <- struct{}{} // capacity 1: the background goroutine is not reading
+		return
+	}
+	c.watchIdle()
+}
+
+// background is the connection's own reading goroutine: it waits for the
+// role to be handed to it, then reads while calls are pending.
+func (c *clientConn) background() {
+	for {
+		select {
+		case <-c.wake:
+		case <-c.done:
+			return
+		}
+		if !c.readPending() {
+			return
+		}
+	}
+}
+
+// readPending reads frames while calls are pending, then lets the role go.
+// It returns false once the connection failed.
+func (c *clientConn) readPending() bool {
+	for {
+		c.setReadDeadline(time.Time{})
+		f, err := c.r.Next()
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				c.rdlSet = false // a late interrupt: read on
+				continue
+			}
+			c.fail(err)
+			return false
+		}
+		if !c.handle(f) {
+			return false
+		}
+		c.mu.Lock()
+		idle := len(c.pending) == 0
+		if idle {
+			c.reading = false
+		}
+		c.mu.Unlock()
+		if idle {
+			c.watchIdle()
+			return true
+		}
+	}
+}
+
+// setReadDeadline sets the connection's read deadline to d unless it is
+// set to d already. Only the role's holder calls it.
+func (c *clientConn) setReadDeadline(d time.Time) {
+	if c.rdlSet && c.rdl.Equal(d) {
+		return
+	}
+	_ = c.nc.SetReadDeadline(d)
+	c.rdl, c.rdlSet = d, true
+}
+
+// handle acts on one frame read by the role's holder. It returns false
+// when the connection has failed.
+func (c *clientConn) handle(f *wire.Frame) bool {
+	c.lastFrame.Store(time.Now().UnixNano())
+	switch f.Type {
+	case wire.TypeResponse:
+		c.mu.Lock()
+		cs := c.pending[f.ID]
+		delete(c.pending, f.ID)
+		c.mu.Unlock()
+		if cs == nil {
+			return true // canceled or timed out: the caller is gone
+		}
+		cs.err = c.decode(f, cs)
+		cs.done <- struct{}{}
+		if c.retiredIdle() {
+			c.fail(Errorf(Unavailable, "%s went away", c.addr))
+			return false
+		}
+	case wire.TypePing:
+		id := f.ID
+		_ = c.w.write(func(b []byte) []byte {
+			return wire.AppendFrame(b, &wire.Header{Type: wire.TypePong, ID: id}, nil, nil)
+		}, writeDirect)
+	case wire.TypePong:
+		c.pinged.Store(false)
+	case wire.TypeGoAway:
+		c.retire()
+		if c.retiredIdle() {
+			c.fail(Errorf(Unavailable, "%s went away", c.addr))
+			return false
+		}
+	default:
+		c.fail(fmt.Errorf("rt: unexpected %s frame from server %s", f.Type, c.addr))
+		return false
+	}
+	return true
+}
+
+// watchIdle starts the idle watch unless it runs already. It keeps itself
+// running while callers lead and stops once it handed the role over, so
+// it costs no timer operation per call.
+func (c *clientConn) watchIdle() {
+	if !c.watching.Load() && c.watching.CompareAndSwap(false, true) {
+		c.idle.Reset(idleReadAfter)
+	}
+}
+
+// idleWatch runs every idleReadAfter while the role is free: after a
+// period in which no caller led, the background goroutine takes the role.
+func (c *clientConn) idleWatch() {
+	c.mu.Lock()
+	switch {
+	case c.err != nil || c.reading:
+		// Failed, or someone reads: the next release starts the watch.
+		c.mu.Unlock()
+		c.watching.Store(false)
+		c.mu.Lock()
+		free := c.err == nil && !c.reading
+		c.mu.Unlock()
+		if free { // released after the look above
+			c.watchIdle()
+		}
+	case c.leads != c.seenLeads:
+		// Callers are reading for themselves: look again later.
+		c.seenLeads = c.leads
+		c.mu.Unlock()
+		c.idle.Reset(idleReadAfter)
+	default:
+		c.reading = true
+		c.mu.Unlock()
+		c.watching.Store(false)
+		c.wake <- struct{}{}
+	}
+}
