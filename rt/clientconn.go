@@ -16,9 +16,10 @@ import (
 
 // clientConn is one multiplexed connection to a provider. Calls register in
 // pending under a fresh request id, write their frame through the batching
-// writer and wait on their own channel; the single reader goroutine decodes
-// each response straight into the caller's message and wakes it. No
-// goroutine is started per call.
+// writer, and then either read the connection themselves or wait on their
+// own channel for the goroutine that reads it (see clientread.go), which
+// decodes each response straight into its caller's message. No goroutine
+// is started per call.
 type clientConn struct {
 	addr string
 	nc   net.Conn

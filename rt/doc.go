@@ -57,8 +57,12 @@
 // goroutine that writes while nobody else is writing does the write
 // syscall itself, and frames queued meanwhile are written together by the
 // connection's writer, so load batches many frames into one syscall while
-// a lone call pays no hand-off. The reader decodes each response into the
-// caller's message and wakes it; no goroutine is started per call.
+// a lone call pays no hand-off. Reading works the same way: a caller alone
+// on the connection reads its own response, as a plain blocking
+// request-response would; under load the connection's reading goroutine
+// decodes each response into its caller's message and wakes it, and it
+// also watches idle connections for GOAWAY and closing. No goroutine is
+// started per call.
 //
 // # Errors
 //
