@@ -228,4 +228,3 @@ func (w *connWriter) flushed() bool {
 	defer w.mu.Unlock()
 	return !w.flushing && len(w.buf) == 0
 }
-
