@@ -31,22 +31,29 @@ func (c *Client) call(ctx context.Context, info *CallInfo, req, resp Message) er
 
 // do runs the call path: forced mock, providers, balancer, breaker,
 // connection, retries, fallback.
+//
+// The client's clock is read twice per call when all goes well: when it
+// starts and when its attempt ends; breakers, the retry budget and the
+// metrics share these readings.
 func (c *Client) do(ctx context.Context, st *svcState, info *CallInfo, cs *callState, req, resp Message) error {
-	if c.o.observer == nil {
-		return c.run(ctx, st, info, cs, req, resp)
-	}
-	start := time.Now()
+	start := c.o.clock.Now()
+	cs.end = time.Time{}
 	cs.mocked = ""
-	err := c.run(ctx, st, info, cs, req, resp)
-	c.o.observer.Observe(metrics.Event{Side: metrics.Client, Service: st.sd.Name, Method: info.Method.Name,
-		Code: CodeOf(err).String(), Latency: time.Since(start), Mocked: cs.mocked})
+	err := c.run(ctx, st, info, cs, req, resp, start)
+	if c.o.observer != nil {
+		end := cs.end
+		if end.IsZero() {
+			end = c.o.clock.Now()
+		}
+		c.o.observer.Observe(metrics.Event{Side: metrics.Client, Service: st.sd.Name, Method: info.Method.Name,
+			Code: CodeOf(err).String(), Latency: end.Sub(start), Mocked: cs.mocked})
+	}
 	return err
 }
 
-// run is do without the call's metrics.
-func (c *Client) run(ctx context.Context, st *svcState, info *CallInfo, cs *callState, req, resp Message) error {
+// run is do without the call's metrics; now is the call's start.
+func (c *Client) run(ctx context.Context, st *svcState, info *CallInfo, cs *callState, req, resp Message, now time.Time) error {
 	m, idx := info.Method, info.Index
-	now := c.o.clock.Now()
 
 	v := st.current(now)
 	if v == nil {
@@ -124,8 +131,8 @@ func (c *Client) run(ctx context.Context, st *svcState, info *CallInfo, cs *call
 		}
 		md = appendOutgoing(ctx, md, c.o.app)
 		cs.md = md
-		err = c.attempt(ctx, st, ep, m, req, resp, md, cs, deadline, attempt)
-		settle(ep, ticket, err, cs.lost, c.o.clock.Now())
+		err = c.attempt(ctx, st, ep, m, req, resp, md, cs, deadline, attempt, now)
+		settle(ep, ticket, err, cs.lost, cs.end)
 		if attempt == 1 {
 			st.budget.request(now)
 		}
@@ -141,7 +148,7 @@ func (c *Client) run(ctx context.Context, st *svcState, info *CallInfo, cs *call
 		if !retryable(err, notRun, mode, m, ran, tries, attempt) {
 			break
 		}
-		now = c.o.clock.Now()
+		now = cs.end
 		if !st.budget.retry(now) {
 			c.o.logger.Debug("rt: retry budget exhausted", "method", m.FullName)
 			break
@@ -150,6 +157,7 @@ func (c *Client) run(ctx context.Context, st *svcState, info *CallInfo, cs *call
 			if !sleepBackoff(ctx, pol.Retry, ran, deadline) {
 				break
 			}
+			now = c.o.clock.Now()
 		}
 		if !deadline.IsZero() && !time.Now().Before(deadline) {
 			break
@@ -224,11 +232,9 @@ func unwrapNotSent(err error) error {
 }
 
 // attempt makes one call to ep.
-func (c *Client) attempt(ctx context.Context, st *svcState, ep *endpoint, m *MethodDesc, req, resp Message, md MD, cs *callState, deadline time.Time, n int) error {
-	var start time.Time
-	if c.o.observer != nil {
-		start = time.Now()
-	}
+//
+// start is when the attempt starts; it sets cs.end to when it ended.
+func (c *Client) attempt(ctx context.Context, st *svcState, ep *endpoint, m *MethodDesc, req, resp Message, md MD, cs *callState, deadline time.Time, n int, start time.Time) error {
 	cs.lost = nil
 	conn, err := ep.pool.get(ctx)
 	if err == nil {
@@ -243,9 +249,10 @@ func (c *Client) attempt(ctx context.Context, st *svcState, ep *endpoint, m *Met
 			*cs.opts.respMD = cs.respMD
 		}
 	}
+	cs.end = c.o.clock.Now()
 	if c.o.observer != nil {
 		c.o.observer.Observe(metrics.Event{Side: metrics.Client, Service: st.sd.Name, Method: m.Name, Instance: ep.addr,
-			Attempt: n, Code: CodeOf(err).String(), Latency: time.Since(start)})
+			Attempt: n, Code: CodeOf(err).String(), Latency: cs.end.Sub(start)})
 	}
 	if c.o.debug && err != nil {
 		c.o.logger.Debug("rt: attempt failed", "method", m.FullName, "addr", ep.addr, "attempt", n, "err", err)
@@ -425,8 +432,8 @@ func (c *Client) race(ctx context.Context, st *svcState, v *svcView, info *CallI
 			if attempt > 1 {
 				md = MD{MDAttempt, strconv.Itoa(attempt)}
 			}
-			err := c.attempt(ctx, st, ep, m, req, r, appendOutgoing(ctx, md, c.o.app), cs, deadline, attempt)
-			settle(ep, ticket, err, cs.lost, c.o.clock.Now())
+			err := c.attempt(ctx, st, ep, m, req, r, appendOutgoing(ctx, md, c.o.app), cs, deadline, attempt, c.o.clock.Now())
+			settle(ep, ticket, err, cs.lost, cs.end)
 			results <- result{r, err}
 		}()
 	}

@@ -33,6 +33,8 @@ type clientConn struct {
 	nextID  uint32
 	err     error // set once the connection is dead
 	goaway  bool  // the server is shutting down: no new calls
+	// unusable is set with err or goaway, for lock-free reads.
+	unusable atomic.Bool
 
 	lastFrame atomic.Int64 // unix nanos of the last frame read
 	pinged    atomic.Bool
@@ -94,9 +96,7 @@ func dialConn(ctx context.Context, addr string, o *options) (*clientConn, error)
 
 // usable reports whether new calls may use the connection.
 func (c *clientConn) usable() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err == nil && !c.goaway
+	return !c.unusable.Load()
 }
 
 // lostWith reports whether err is the failure of the whole connection
@@ -111,6 +111,7 @@ func (c *clientConn) lostWith(err error) bool {
 func (c *clientConn) retire() {
 	c.mu.Lock()
 	c.goaway = true
+	c.unusable.Store(true)
 	c.mu.Unlock()
 }
 
@@ -142,6 +143,7 @@ type callState struct {
 	pick   balance.Info
 	mocked string      // how a mock answered, for metrics
 	lost   *clientConn // the connection whose loss failed the attempt
+	end    time.Time   // when the last attempt ended (client clock)
 }
 
 // errNotSent marks failures that happened before the request left this
@@ -327,6 +329,7 @@ func (c *clientConn) fail(err error) {
 		err = &Error{Code: Unavailable, Message: fmt.Sprintf("connection to %s failed: %v", c.addr, err), Cause: err}
 	}
 	c.err = err
+	c.unusable.Store(true)
 	pending := c.pending
 	c.pending = map[uint32]*callState{}
 	c.mu.Unlock()
@@ -365,6 +368,7 @@ type connPool struct {
 }
 
 type connSlot struct {
+	live    atomic.Pointer[clientConn] // conn, for lock-free reads
 	mu      sync.Mutex
 	conn    *clientConn
 	dialing chan struct{} // closed when the dial in progress ends
@@ -388,6 +392,9 @@ func (p *connPool) get(ctx context.Context) (*clientConn, error) {
 	s := &p.slots[0]
 	if len(p.slots) > 1 {
 		s = &p.slots[p.next.Add(1)%uint32(len(p.slots))]
+	}
+	if c := s.live.Load(); c != nil && c.usable() {
+		return c, nil
 	}
 	for {
 		s.mu.Lock()
@@ -438,6 +445,7 @@ func (p *connPool) get(ctx context.Context) (*clientConn, error) {
 			}
 		}
 		s.conn, s.backoff, s.lastErr = c, 0, nil
+		s.live.Store(c)
 		s.mu.Unlock()
 		return c, nil
 	}
