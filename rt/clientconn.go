@@ -84,7 +84,7 @@ func dialConn(ctx context.Context, addr string, o *options) (*clientConn, error)
 		r:       wire.NewReader(nc, wire.ReaderOptions{MaxFrameSize: o.maxFrame}),
 		wake:    make(chan struct{}, 1),
 	}
-	c.interrupt = func() { _ = nc.SetReadDeadline(pastDeadline) }
+	c.interrupt = func() { _ = nc.SetReadDeadline(time.Unix(1, 0)) } // in the past
 	c.idle = time.AfterFunc(time.Hour, c.idleWatch)
 	c.idle.Stop()
 	c.lastFrame.Store(time.Now().UnixNano())
@@ -393,7 +393,7 @@ func (p *connPool) get(ctx context.Context) (*clientConn, error) {
 	if len(p.slots) > 1 {
 		s = &p.slots[p.next.Add(1)%uint32(len(p.slots))]
 	}
-	if c := s.live.Load(); c != nil && c.usable() {
+	if c := s.live.Load(); c != nil && c.usable() && !c.closedWhileUnread() {
 		return c, nil
 	}
 	for {

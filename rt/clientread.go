@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -27,13 +28,38 @@ import (
 //     closed connection are noticed while it is idle.
 //
 // The role is guarded by mu (reading); the holder owns r and rdl.
+//
+// While the role is free nobody would notice the server closing the
+// connection; so before a call uses a connection that nobody read for
+// peekAfter, closedWhileUnread peeks at the socket, and a closed one is
+// replaced before the request is sent (a request written into a closed
+// connection could not be retried safely).
 
 // idleReadAfter is how long a connection may go unread with no call
 // pending before the background goroutine reads it again.
 const idleReadAfter = 5 * time.Millisecond
 
-// pastDeadline interrupts a blocked read.
-var pastDeadline = time.Unix(1, 0)
+// peekAfter is how long a connection may go without a frame read before
+// a call that finds the read role free peeks at it (see closedWhileUnread).
+const peekAfter = 200 * time.Microsecond
+
+// closedWhileUnread reports whether the server closed the connection
+// while nobody was reading it, and fails the connection if so. It costs a
+// clock reading, and a peek syscall only when nothing was read for
+// peekAfter and the role is free.
+func (c *clientConn) closedWhileUnread() bool {
+	if time.Now().UnixNano()-c.lastFrame.Load() < int64(peekAfter) {
+		return false
+	}
+	c.mu.Lock()
+	unread := !c.reading && c.err == nil
+	c.mu.Unlock()
+	if !unread || !peerClosed(c.nc) {
+		return false
+	}
+	c.fail(io.EOF)
+	return true
+}
 
 // awaitLeading waits for the response of call id after its request was
 // sent: as the leader when the read role is free, else for the role's

@@ -1,0 +1,74 @@
+//go:build unix
+
+package rt
+
+import (
+	"io"
+	"net"
+	"runtime"
+	"testing"
+)
+
+// peerClosed tells a connection the peer closed from an open one, with or
+// without data waiting, and consumes nothing.
+func TestPeerClosed(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := lis.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- c
+	}()
+	cli, err := net.Dial("tcp", lis.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	srv := <-accepted
+	if srv == nil {
+		t.Fatal("accept failed")
+	}
+
+	if peerClosed(cli) {
+		t.Fatal("open connection, nothing to read: peerClosed = true")
+	}
+	if _, err := srv.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	// The byte crosses loopback at once, but give it a bounded chance.
+	for i := 0; i < 1000 && peerClosed(cli); i++ {
+		runtime.Gosched()
+	}
+	if peerClosed(cli) {
+		t.Fatal("open connection with a byte waiting: peerClosed = true")
+	}
+	b := make([]byte, 1)
+	if _, err := io.ReadFull(cli, b); err != nil || b[0] != 'x' {
+		t.Fatalf("the peeked byte was consumed: read %q, %v", b, err)
+	}
+
+	srv.Close()
+	closed := false
+	for i := 0; i < 100000 && !closed; i++ {
+		closed = peerClosed(cli)
+		runtime.Gosched()
+	}
+	if !closed {
+		t.Fatal("the peer closed the connection: peerClosed stayed false")
+	}
+
+	// Not a socket: false.
+	p1, p2 := net.Pipe()
+	defer p1.Close()
+	p2.Close()
+	if peerClosed(p1) {
+		t.Fatal("net.Pipe: peerClosed = true, want false (no peek there)")
+	}
+}
