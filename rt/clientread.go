@@ -75,6 +75,9 @@ func (c *clientConn) awaitLeading(ctx context.Context, deadline time.Time, id ui
 	if !lead {
 		return c.await(ctx, deadline, id, m, cs)
 	}
+	// The deadline is set before the interrupt is registered, so that an
+	// interrupt (a deadline in the past) always comes after it.
+	c.setReadDeadline(deadline)
 	var stop func() bool
 	if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, c.interrupt)
@@ -88,9 +91,8 @@ func (c *clientConn) awaitLeading(ctx context.Context, deadline time.Time, id ui
 
 // lead reads frames as the role's holder until the response of call id
 // arrives, the call's deadline passes or its context ends; then it lets
-// the role go.
+// the role go. The read deadline is set already.
 func (c *clientConn) lead(ctx context.Context, deadline time.Time, id uint32, m *MethodDesc, cs *callState) error {
-	c.setReadDeadline(deadline)
 	for {
 		select {
 		case <-cs.done:
@@ -110,9 +112,13 @@ func (c *clientConn) lead(ctx context.Context, deadline time.Time, id uint32, m 
 			return c.giveUp(id, cs, Errorf(DeadlineExceeded, "%s: deadline exceeded waiting for %s", m.FullName, c.addr))
 		default:
 			// The interrupt of a context that ended after its call did:
-			// read on.
+			// read on. The context is looked at again once the deadline
+			// is back: its interrupt may have come in between.
 			c.rdlSet = false
 			c.setReadDeadline(deadline)
+			if ctx.Err() != nil {
+				return c.giveUp(id, cs, ctxError(ctx.Err(), m.FullName))
+			}
 		}
 	}
 }

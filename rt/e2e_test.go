@@ -6,6 +6,7 @@ import (
 	"expvar"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -281,6 +282,33 @@ func TestCanceledCallsDoNotDisturbOthers(t *testing.T) {
 		}
 	}
 	t.Logf("%d of 1000 calls canceled", canceled)
+
+	// A handler that answers only once canceled: the cancellation must
+	// interrupt the caller's own read whenever it comes. A lost interrupt
+	// would end the call at the parent's deadline instead.
+	for i := range 50 {
+		parent, stop := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithCancel(parent)
+		go func() {
+			for range i % 4 {
+				runtime.Gosched()
+			}
+			cancel()
+		}()
+		_, err := call(ctx, e.cli, &testDesc, 0, "sleep")
+		stop()
+		if rt.CodeOf(err) != rt.Canceled {
+			t.Fatalf("sleeping call %d: %v, want Canceled", i, err)
+		}
+		for drained := false; !drained; {
+			select {
+			case <-e.impl.started:
+			case <-e.impl.ended:
+			default:
+				drained = true
+			}
+		}
+	}
 }
 
 func TestOversizedFrame(t *testing.T) {
