@@ -242,7 +242,9 @@ func (c *Client) attempt(ctx context.Context, st *svcState, ep *endpoint, m *Met
 		cs.wantMD = cs.opts.respMD != nil
 		err = conn.call(ctx, deadline, m, req, resp, md, cs)
 		ep.active.Add(-1)
-		if err != nil && conn.lostWith(err) {
+		// A call that found its connection already lost (not sent) is
+		// part of the same loss as the calls in flight on it.
+		if err != nil && conn.lostWith(unwrapNotSent(err)) {
 			cs.lost = conn
 		}
 		if cs.opts.respMD != nil {

@@ -43,6 +43,8 @@ type clientConn struct {
 	// The read role (see clientread.go).
 	r         *wire.Reader  // read by the role's holder only
 	reading   bool          // a goroutine holds the role; guarded by mu
+	readHeld  atomic.Bool   // reading, for lock-free reads
+	peek      *peeker       // tells a close by the server while unread
 	leads     uint64        // calls that read for themselves; guarded by mu
 	seenLeads uint64        // leads at the idle watch's last run; guarded by mu
 	wake      chan struct{} // hands the role to the background goroutine; capacity 1
@@ -83,6 +85,7 @@ func dialConn(ctx context.Context, addr string, o *options) (*clientConn, error)
 		done:    make(chan struct{}),
 		r:       wire.NewReader(nc, wire.ReaderOptions{MaxFrameSize: o.maxFrame}),
 		wake:    make(chan struct{}, 1),
+		peek:    newPeeker(nc),
 	}
 	c.interrupt = func() { _ = nc.SetReadDeadline(time.Unix(1, 0)) } // in the past
 	c.idle = time.AfterFunc(time.Hour, c.idleWatch)

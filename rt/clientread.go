@@ -30,35 +30,32 @@ import (
 // The role is guarded by mu (reading); the holder owns r and rdl.
 //
 // While the role is free nobody would notice the server closing the
-// connection; so before a call uses a connection that nobody read for
-// peekAfter, closedWhileUnread peeks at the socket, and a closed one is
-// replaced before the request is sent (a request written into a closed
-// connection could not be retried safely).
+// connection; so before a call uses a connection whose role is free,
+// closedWhileUnread peeks at the socket, and a closed one is replaced
+// before the request is sent (a request written into a closed connection
+// could not be retried safely).
 
 // idleReadAfter is how long a connection may go unread with no call
 // pending before the background goroutine reads it again.
 const idleReadAfter = 5 * time.Millisecond
 
-// peekAfter is how long a connection may go without a frame read before
-// a call that finds the read role free peeks at it (see closedWhileUnread).
-const peekAfter = 200 * time.Microsecond
-
 // closedWhileUnread reports whether the server closed the connection
-// while nobody was reading it, and fails the connection if so. It costs a
-// clock reading, and a peek syscall only when nothing was read for
-// peekAfter and the role is free.
+// while nobody was reading it, and fails the connection if so. When the
+// read role is held it costs an atomic load (the holder notices a close
+// at once); when it is free, a non-blocking peek syscall.
 func (c *clientConn) closedWhileUnread() bool {
-	if time.Now().UnixNano()-c.lastFrame.Load() < int64(peekAfter) {
-		return false
-	}
-	c.mu.Lock()
-	unread := !c.reading && c.err == nil
-	c.mu.Unlock()
-	if !unread || !peerClosed(c.nc) {
+	if c.readHeld.Load() || !c.peek.peerClosed() {
 		return false
 	}
 	c.fail(io.EOF)
 	return true
+}
+
+// setReading records whether a goroutine holds the read role. Called with
+// mu held.
+func (c *clientConn) setReading(v bool) {
+	c.reading = v
+	c.readHeld.Store(v)
 }
 
 // awaitLeading waits for the response of call id after its request was
@@ -68,7 +65,7 @@ func (c *clientConn) awaitLeading(ctx context.Context, deadline time.Time, id ui
 	c.mu.Lock()
 	lead := !c.reading && c.err == nil
 	if lead {
-		c.reading = true
+		c.setReading(true)
 		c.leads++
 	}
 	c.mu.Unlock()
@@ -141,7 +138,7 @@ func (c *clientConn) giveUp(id uint32, cs *callState, err error) error {
 func (c *clientConn) release() {
 	c.mu.Lock()
 	handOff := len(c.pending) > 0 && c.err == nil
-	c.reading = handOff
+	c.setReading(handOff)
 	c.mu.Unlock()
 	if handOff {
 		c.wake <- struct{}{} // capacity 1: the background goroutine is not reading
@@ -185,7 +182,7 @@ func (c *clientConn) readPending() bool {
 		c.mu.Lock()
 		idle := len(c.pending) == 0
 		if idle {
-			c.reading = false
+			c.setReading(false)
 		}
 		c.mu.Unlock()
 		if idle {
@@ -274,7 +271,7 @@ func (c *clientConn) idleWatch() {
 		c.mu.Unlock()
 		c.idle.Reset(idleReadAfter)
 	default:
-		c.reading = true
+		c.setReading(true)
 		c.mu.Unlock()
 		c.watching.Store(false)
 		c.wake <- struct{}{}

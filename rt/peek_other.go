@@ -4,6 +4,11 @@ package rt
 
 import "net"
 
-// peerClosed reports false: there is no non-blocking peek here, so a
-// close by the server is noticed when the connection is read.
-func peerClosed(net.Conn) bool { return false }
+// peeker would tell whether the peer closed a connection; there is no
+// non-blocking peek here, so a close by the server is noticed when the
+// connection is read.
+type peeker struct{}
+
+func newPeeker(net.Conn) *peeker { return &peeker{} }
+
+func (*peeker) peerClosed() bool { return false }

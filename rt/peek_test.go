@@ -36,17 +36,21 @@ func TestPeerClosed(t *testing.T) {
 		t.Fatal("accept failed")
 	}
 
-	if peerClosed(cli) {
+	p := newPeeker(cli)
+	if p.peerClosed() {
 		t.Fatal("open connection, nothing to read: peerClosed = true")
+	}
+	if n := testing.AllocsPerRun(100, func() { p.peerClosed() }); n != 0 {
+		t.Errorf("peerClosed allocates %v times per call, want 0", n)
 	}
 	if _, err := srv.Write([]byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	// The byte crosses loopback at once, but give it a bounded chance.
-	for i := 0; i < 1000 && peerClosed(cli); i++ {
+	for i := 0; i < 1000 && p.peerClosed(); i++ {
 		runtime.Gosched()
 	}
-	if peerClosed(cli) {
+	if p.peerClosed() {
 		t.Fatal("open connection with a byte waiting: peerClosed = true")
 	}
 	b := make([]byte, 1)
@@ -57,7 +61,7 @@ func TestPeerClosed(t *testing.T) {
 	srv.Close()
 	closed := false
 	for i := 0; i < 100000 && !closed; i++ {
-		closed = peerClosed(cli)
+		closed = p.peerClosed()
 		runtime.Gosched()
 	}
 	if !closed {
@@ -68,7 +72,7 @@ func TestPeerClosed(t *testing.T) {
 	p1, p2 := net.Pipe()
 	defer p1.Close()
 	p2.Close()
-	if peerClosed(p1) {
+	if newPeeker(p1).peerClosed() {
 		t.Fatal("net.Pipe: peerClosed = true, want false (no peek there)")
 	}
 }
