@@ -61,8 +61,10 @@
 // on the connection reads its own response, as a plain blocking
 // request-response would; under load the connection's reading goroutine
 // decodes each response into its caller's message and wakes it, and it
-// also watches idle connections for GOAWAY and closing. No goroutine is
-// started per call.
+// also watches idle connections for GOAWAY and closing. A call that finds
+// nobody reading its connection first peeks at the socket (a non-blocking
+// MSG_PEEK), so that it is not sent into a connection the server closed.
+// No goroutine is started per call.
 //
 // # Errors
 //
