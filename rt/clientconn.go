@@ -110,6 +110,14 @@ func (c *clientConn) lostWith(err error) bool {
 	return c.err != nil && err == c.err
 }
 
+// failure returns the error the connection failed with, nil while it
+// has not.
+func (c *clientConn) failure() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
 // retire stops new calls on the connection; calls in flight finish.
 func (c *clientConn) retire() {
 	c.mu.Lock()
@@ -211,9 +219,11 @@ func (c *clientConn) call(ctx context.Context, deadline time.Time, m *MethodDesc
 		werr = c.w.write(func(b []byte) []byte { return req.MarshalAppend(wire.AppendHeader(b, &h, md, size)) }, mode)
 	}
 	if werr != nil {
+		// The connection is lost: the call fails with the connection's
+		// error, so that it counts as part of that one loss.
 		c.fail(werr)
 		if m.Oneway || c.takePending(id) {
-			return &errNotSent{Errorf(Unavailable, "send to %s: %v", c.addr, werr)}
+			return &errNotSent{c.failure()}
 		}
 		<-cs.done
 		return cs.err
