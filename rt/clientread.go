@@ -256,15 +256,10 @@ func (c *clientConn) idleWatch() {
 	c.mu.Lock()
 	switch {
 	case c.err != nil || c.reading:
-		// Failed, or someone reads: the next release starts the watch.
-		c.mu.Unlock()
+		// Failed, or someone reads: the next release starts the watch
+		// again (it sets reading under mu, so it comes after this).
 		c.watching.Store(false)
-		c.mu.Lock()
-		free := c.err == nil && !c.reading
 		c.mu.Unlock()
-		if free { // released after the look above
-			c.watchIdle()
-		}
 	case c.leads != c.seenLeads:
 		// Callers are reading for themselves: look again later.
 		c.seenLeads = c.leads

@@ -59,7 +59,7 @@ type methodEntry struct {
 	handler Handler
 	// slowUntil is the time (unix nanos, server clock) until which the
 	// method's calls run on workers, not on the reading goroutine (see
-	// serverConn.takeOver); inlined and stalls count its calls served on
+	// serverConn.watchdog); inlined and stalls count its calls served on
 	// reading goroutines and those that stalled one, since the last
 	// decision.
 	slowUntil       atomic.Int64

@@ -180,7 +180,7 @@ func (w *connWriter) loop() {
 // the loop writes: it yields while the pending frames keep growing, up to
 // maxGather times or maxGatherBytes. A write syscall costs several
 // microseconds on loopback, a yield a fraction of one. Measured at 256
-// concurrent calls, this halved the client's write syscalls (about 20
+// concurrent calls, this halved the client's write syscalls (about 17
 // frames per write instead of 10); when frames come one at a time it
 // costs one yield.
 func (w *connWriter) gather() {
