@@ -35,7 +35,8 @@
 //     aborting with Unavailable and delaying some Gets: Get never fails.
 //     DropsOnEveryProvider: every provider drops some connections; a lost
 //     connection counts once against its provider's breaker, not once per
-//     call in flight on it, so breakers stay closed and Get never fails.
+//     call in flight on it, so breakers stay closed. A Get fails only when
+//     each of its three tries meets a drop (about 1 call in a million).
 //   - Soak: outside the default run; see below.
 //
 // Each scenario logs one line of figures in the same format, for example:

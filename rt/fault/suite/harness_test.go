@@ -324,11 +324,12 @@ func (k *consumer) waitProviders(t *testing.T, limit time.Duration, ps ...*proc)
 	return d
 }
 
-// attemptObserver counts client attempts per provider address, and failed
-// attempts.
+// attemptObserver counts client attempts per provider address, failed
+// attempts, and failed third attempts.
 type attemptObserver struct {
-	m      sync.Map // addr -> *atomic.Int64
-	failed atomic.Int64
+	m           sync.Map // addr -> *atomic.Int64
+	failed      atomic.Int64
+	failedThird atomic.Int64
 }
 
 func (o *attemptObserver) Observe(e metrics.Event) {
@@ -337,6 +338,9 @@ func (o *attemptObserver) Observe(e metrics.Event) {
 	}
 	if e.Code != "OK" {
 		o.failed.Add(1)
+		if e.Attempt == 3 {
+			o.failedThird.Add(1)
+		}
 	}
 	v, ok := o.m.Load(e.Instance)
 	if !ok {
