@@ -216,6 +216,25 @@ func (d decoder) consume(x, fn string) []jen.Code {
 	}
 }
 
+// consumeTag reads the field tag at idx into tag, with the tags of fields
+// 1 to 2047 (one or two bytes) decoded inline: a call per field costs
+// more than the rest of decoding a small field.
+func (d decoder) consumeTag(g *jen.Group) {
+	buf, idx := jen.Id(d.buf), jen.Id(d.idx)
+	g.Id("tag").Op(":=").Uint64().Call(buf.Clone().Index(idx.Clone()))
+	g.If(jen.Id("tag").Op("<").Id("0x80")).Block(
+		idx.Clone().Op("++"),
+	).Else().If(idx.Clone().Op("+").Lit(1).Op("<").Len(buf.Clone()).Op("&&").Add(buf.Clone()).Index(idx.Clone().Op("+").Lit(1)).Op("<").Id("0x80")).Block(
+		jen.Id("tag").Op("=").Id("tag").Op("&").Id("0x7f").Op("|").Uint64().Call(buf.Clone().Index(idx.Clone().Op("+").Lit(1))).Op("<<").Lit(7),
+		idx.Clone().Op("+=").Lit(2),
+	).Else().BlockFunc(func(g *jen.Group) {
+		for _, c := range d.consume("t", "ConsumeVarint") {
+			g.Add(c)
+		}
+		g.Id("tag").Op("=").Id("t")
+	})
+}
+
 // span reads a length prefix into l and checks it against the input; the
 // value is then buf[idx:idx+int(l)].
 func (d decoder) span() []jen.Code {

@@ -16,7 +16,9 @@ func (m *model) genUnmarshal(f *jen.File, mm *msgModel) {
 		g.Op("*").Id("m").Op("=").Id(mm.Name).Values()
 		if mm.copies {
 			g.If(jen.Len(jen.Id("b")).Op("==").Lit(0)).Block(jen.Return(jen.Nil()))
-			g.Return(jen.Id("m").Dot("unmarshal").Call(jen.Append(jen.Index().Byte().Call(jen.Nil()), jen.Id("b").Op("...")), jen.Lit(0)))
+			g.Id("own").Op(":=").Make(jen.Index().Byte(), jen.Len(jen.Id("b")))
+			g.Copy(jen.Id("own"), jen.Id("b"))
+			g.Return(jen.Id("m").Dot("unmarshal").Call(jen.Id("own"), jen.Lit(0)))
 		} else {
 			g.Return(jen.Id("m").Dot("unmarshal").Call(jen.Id("b"), jen.Lit(0)))
 		}
@@ -29,9 +31,7 @@ func (m *model) genUnmarshal(f *jen.File, mm *msgModel) {
 	f.Func().Add(recv(mm)).Id("unmarshal").Params(jen.Id("b").Index().Byte(), jen.Id("depth").Int()).Error().BlockFunc(func(g *jen.Group) {
 		g.If(jen.Id("depth").Op(">").Qual(codecPkg, "MaxDepth")).Block(top.fail(jen.Qual(codecPkg, "CodeDepth")))
 		g.For(jen.Id("i").Op(":=").Lit(0), jen.Id("i").Op("<").Len(jen.Id("b")), jen.Empty()).BlockFunc(func(g *jen.Group) {
-			for _, c := range top.consume("tag", "ConsumeVarint") {
-				g.Add(c)
-			}
+			top.consumeTag(g)
 			g.Switch(jen.Id("tag")).BlockFunc(func(g *jen.Group) {
 				for _, fm := range mm.byNumber {
 					d := top
@@ -39,7 +39,7 @@ func (m *model) genUnmarshal(f *jen.File, mm *msgModel) {
 					m.unmarshalField(g, d, fm)
 				}
 				g.Default().Block(
-					jen.Id("n").Op("=").Qual(codecPkg, "Skip").Call(jen.Id("b").Index(jen.Id("i").Op(":")), jen.Id("tag")),
+					jen.Id("n").Op(":=").Qual(codecPkg, "Skip").Call(jen.Id("b").Index(jen.Id("i").Op(":")), jen.Id("tag")),
 					jen.If(jen.Id("n").Op("<").Lit(0)).Block(top.fail(jen.Id("n"))),
 					jen.Id("i").Op("+=").Id("n"),
 				)

@@ -2,6 +2,7 @@ package codec_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -180,6 +181,22 @@ func FuzzConsumeVarint(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, n := codec.ConsumeVarint(b)
+		// encoding/binary's decoder is the reference: same value and
+		// length, truncation where it wants more bytes, overflow where
+		// it reports one. Ten bytes that all continue are an overflow
+		// here (no more bytes could make them valid); binary says short.
+		wv, wn := binary.Uvarint(b)
+		if wn == 0 && len(b) >= binary.MaxVarintLen64 {
+			wn = -1
+		}
+		switch {
+		case wn > 0 && (v != wv || n != wn):
+			t.Fatalf("ConsumeVarint(%x) = %d, %d; binary.Uvarint: %d, %d", b, v, n, wv, wn)
+		case wn == 0 && (n >= 0 || !errors.Is(codec.Err("m", "f", n), codec.ErrTruncated)):
+			t.Fatalf("ConsumeVarint(%x) = %d, %d; want truncated", b, v, n)
+		case wn < 0 && (n >= 0 || !errors.Is(codec.Err("m", "f", n), codec.ErrOverflow)):
+			t.Fatalf("ConsumeVarint(%x) = %d, %d; want overflow", b, v, n)
+		}
 		if n < 0 {
 			return
 		}

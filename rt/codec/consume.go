@@ -16,9 +16,44 @@ const (
 // ConsumeVarint decodes a varint at the start of b. It returns the value and
 // the number of bytes read, or a negative error code (truncated input, or
 // more than 10 bytes / 64 bits).
+//
+// The first four bytes are unrolled: they hold every tag and length and
+// most numbers. (A loop would let the compiler inline the function, but
+// costs more per byte; generated decoders read one-byte tags inline.)
 func ConsumeVarint(b []byte) (uint64, int) {
-	var v uint64
-	for i := 0; i < len(b) && i < 10; i++ {
+	if len(b) == 0 {
+		return 0, codeTruncated
+	}
+	v := uint64(b[0])
+	if v < 0x80 {
+		return v, 1
+	}
+	v &= 0x7f
+	if len(b) < 2 {
+		return 0, codeTruncated
+	}
+	c := uint64(b[1])
+	v |= (c & 0x7f) << 7
+	if c < 0x80 {
+		return v, 2
+	}
+	if len(b) < 3 {
+		return 0, codeTruncated
+	}
+	c = uint64(b[2])
+	v |= (c & 0x7f) << 14
+	if c < 0x80 {
+		return v, 3
+	}
+	if len(b) < 4 {
+		return 0, codeTruncated
+	}
+	c = uint64(b[3])
+	v |= (c & 0x7f) << 21
+	if c < 0x80 {
+		return v, 4
+	}
+	for i := 4; i < len(b) && i < 10; i++ {
 		c := b[i]
 		v |= uint64(c&0x7f) << (7 * uint(i))
 		if c < 0x80 {

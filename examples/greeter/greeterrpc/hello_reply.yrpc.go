@@ -58,7 +58,9 @@ func (m *HelloReply) Unmarshal(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	return m.unmarshal(append([]byte(nil), b...), 0)
+	own := make([]byte, len(b))
+	copy(own, b)
+	return m.unmarshal(own, 0)
 }
 
 // unmarshal decodes b into m, merging with what m holds; depth counts
@@ -68,11 +70,20 @@ func (m *HelloReply) unmarshal(b []byte, depth int) error {
 		return codec.Err("greeter.HelloReply", "", codec.CodeDepth)
 	}
 	for i := 0; i < len(b); {
-		tag, n := codec.ConsumeVarint(b[i:])
-		if n < 0 {
-			return codec.Err("greeter.HelloReply", "", n)
+		tag := uint64(b[i])
+		if tag < 0x80 {
+			i++
+		} else if i+1 < len(b) && b[i+1] < 0x80 {
+			tag = tag&0x7f | uint64(b[i+1])<<7
+			i += 2
+		} else {
+			t, n := codec.ConsumeVarint(b[i:])
+			if n < 0 {
+				return codec.Err("greeter.HelloReply", "", n)
+			}
+			i += n
+			tag = t
 		}
-		i += n
 		switch tag {
 		case 10:
 			// message = 1, string
@@ -87,7 +98,7 @@ func (m *HelloReply) unmarshal(b []byte, depth int) error {
 			m.Message = codec.String(b[i : i+int(l)])
 			i += int(l)
 		default:
-			n = codec.Skip(b[i:], tag)
+			n := codec.Skip(b[i:], tag)
 			if n < 0 {
 				return codec.Err("greeter.HelloReply", "", n)
 			}

@@ -76,7 +76,9 @@ func (m *Entry) Unmarshal(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	return m.unmarshal(append([]byte(nil), b...), 0)
+	own := make([]byte, len(b))
+	copy(own, b)
+	return m.unmarshal(own, 0)
 }
 
 // unmarshal decodes b into m, merging with what m holds; depth counts
@@ -86,11 +88,20 @@ func (m *Entry) unmarshal(b []byte, depth int) error {
 		return codec.Err("tour.Entry", "", codec.CodeDepth)
 	}
 	for i := 0; i < len(b); {
-		tag, n := codec.ConsumeVarint(b[i:])
-		if n < 0 {
-			return codec.Err("tour.Entry", "", n)
+		tag := uint64(b[i])
+		if tag < 0x80 {
+			i++
+		} else if i+1 < len(b) && b[i+1] < 0x80 {
+			tag = tag&0x7f | uint64(b[i+1])<<7
+			i += 2
+		} else {
+			t, n := codec.ConsumeVarint(b[i:])
+			if n < 0 {
+				return codec.Err("tour.Entry", "", n)
+			}
+			i += n
+			tag = t
 		}
-		i += n
 		switch tag {
 		case 8:
 			// id = 1, int64
@@ -125,7 +136,7 @@ func (m *Entry) unmarshal(b []byte, depth int) error {
 			m.ServedBy = codec.String(b[i : i+int(l)])
 			i += int(l)
 		default:
-			n = codec.Skip(b[i:], tag)
+			n := codec.Skip(b[i:], tag)
 			if n < 0 {
 				return codec.Err("tour.Entry", "", n)
 			}

@@ -87,7 +87,9 @@ func (m *Address) Unmarshal(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	return m.unmarshal(append([]byte(nil), b...), 0)
+	own := make([]byte, len(b))
+	copy(own, b)
+	return m.unmarshal(own, 0)
 }
 
 // unmarshal decodes b into m, merging with what m holds; depth counts
@@ -97,11 +99,20 @@ func (m *Address) unmarshal(b []byte, depth int) error {
 		return codec.Err("users.Address", "", codec.CodeDepth)
 	}
 	for i := 0; i < len(b); {
-		tag, n := codec.ConsumeVarint(b[i:])
-		if n < 0 {
-			return codec.Err("users.Address", "", n)
+		tag := uint64(b[i])
+		if tag < 0x80 {
+			i++
+		} else if i+1 < len(b) && b[i+1] < 0x80 {
+			tag = tag&0x7f | uint64(b[i+1])<<7
+			i += 2
+		} else {
+			t, n := codec.ConsumeVarint(b[i:])
+			if n < 0 {
+				return codec.Err("users.Address", "", n)
+			}
+			i += n
+			tag = t
 		}
-		i += n
 		switch tag {
 		case 10:
 			// street = 1, string
@@ -152,7 +163,7 @@ func (m *Address) unmarshal(b []byte, depth int) error {
 			m.Country = codec.String(b[i : i+int(l)])
 			i += int(l)
 		default:
-			n = codec.Skip(b[i:], tag)
+			n := codec.Skip(b[i:], tag)
 			if n < 0 {
 				return codec.Err("users.Address", "", n)
 			}

@@ -64,11 +64,20 @@ func (m *GetUser) unmarshal(b []byte, depth int) error {
 		return codec.Err("users.GetUser", "", codec.CodeDepth)
 	}
 	for i := 0; i < len(b); {
-		tag, n := codec.ConsumeVarint(b[i:])
-		if n < 0 {
-			return codec.Err("users.GetUser", "", n)
+		tag := uint64(b[i])
+		if tag < 0x80 {
+			i++
+		} else if i+1 < len(b) && b[i+1] < 0x80 {
+			tag = tag&0x7f | uint64(b[i+1])<<7
+			i += 2
+		} else {
+			t, n := codec.ConsumeVarint(b[i:])
+			if n < 0 {
+				return codec.Err("users.GetUser", "", n)
+			}
+			i += n
+			tag = t
 		}
-		i += n
 		switch tag {
 		case 8:
 			// id = 1, int64
@@ -79,7 +88,7 @@ func (m *GetUser) unmarshal(b []byte, depth int) error {
 			i += n
 			m.ID = int64(u)
 		default:
-			n = codec.Skip(b[i:], tag)
+			n := codec.Skip(b[i:], tag)
 			if n < 0 {
 				return codec.Err("users.GetUser", "", n)
 			}

@@ -367,7 +367,9 @@ func (m *Lists) Unmarshal(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	return m.unmarshal(append([]byte(nil), b...), 0)
+	own := make([]byte, len(b))
+	copy(own, b)
+	return m.unmarshal(own, 0)
 }
 
 // unmarshal decodes b into m, merging with what m holds; depth counts
@@ -377,11 +379,20 @@ func (m *Lists) unmarshal(b []byte, depth int) error {
 		return codec.Err("users.Lists", "", codec.CodeDepth)
 	}
 	for i := 0; i < len(b); {
-		tag, n := codec.ConsumeVarint(b[i:])
-		if n < 0 {
-			return codec.Err("users.Lists", "", n)
+		tag := uint64(b[i])
+		if tag < 0x80 {
+			i++
+		} else if i+1 < len(b) && b[i+1] < 0x80 {
+			tag = tag&0x7f | uint64(b[i+1])<<7
+			i += 2
+		} else {
+			t, n := codec.ConsumeVarint(b[i:])
+			if n < 0 {
+				return codec.Err("users.Lists", "", n)
+			}
+			i += n
+			tag = t
 		}
-		i += n
 		switch tag {
 		case 8:
 			// flags = 1, one bool
@@ -1056,7 +1067,7 @@ func (m *Lists) unmarshal(b []byte, depth int) error {
 				m.UnpackedColors = append(m.UnpackedColors, Color(int32(u)))
 			}
 		default:
-			n = codec.Skip(b[i:], tag)
+			n := codec.Skip(b[i:], tag)
 			if n < 0 {
 				return codec.Err("users.Lists", "", n)
 			}

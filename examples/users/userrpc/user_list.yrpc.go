@@ -67,7 +67,9 @@ func (m *UserList) Unmarshal(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	return m.unmarshal(append([]byte(nil), b...), 0)
+	own := make([]byte, len(b))
+	copy(own, b)
+	return m.unmarshal(own, 0)
 }
 
 // unmarshal decodes b into m, merging with what m holds; depth counts
@@ -77,11 +79,20 @@ func (m *UserList) unmarshal(b []byte, depth int) error {
 		return codec.Err("users.UserList", "", codec.CodeDepth)
 	}
 	for i := 0; i < len(b); {
-		tag, n := codec.ConsumeVarint(b[i:])
-		if n < 0 {
-			return codec.Err("users.UserList", "", n)
+		tag := uint64(b[i])
+		if tag < 0x80 {
+			i++
+		} else if i+1 < len(b) && b[i+1] < 0x80 {
+			tag = tag&0x7f | uint64(b[i+1])<<7
+			i += 2
+		} else {
+			t, n := codec.ConsumeVarint(b[i:])
+			if n < 0 {
+				return codec.Err("users.UserList", "", n)
+			}
+			i += n
+			tag = t
 		}
-		i += n
 		switch tag {
 		case 10:
 			// users = 1, one message User
@@ -112,7 +123,7 @@ func (m *UserList) unmarshal(b []byte, depth int) error {
 			m.NextPageToken = codec.String(b[i : i+int(l)])
 			i += int(l)
 		default:
-			n = codec.Skip(b[i:], tag)
+			n := codec.Skip(b[i:], tag)
 			if n < 0 {
 				return codec.Err("users.UserList", "", n)
 			}

@@ -55,14 +55,23 @@ func (m *Empty) unmarshal(b []byte, depth int) error {
 		return codec.Err("kitchen.Empty", "", codec.CodeDepth)
 	}
 	for i := 0; i < len(b); {
-		tag, n := codec.ConsumeVarint(b[i:])
-		if n < 0 {
-			return codec.Err("kitchen.Empty", "", n)
+		tag := uint64(b[i])
+		if tag < 0x80 {
+			i++
+		} else if i+1 < len(b) && b[i+1] < 0x80 {
+			tag = tag&0x7f | uint64(b[i+1])<<7
+			i += 2
+		} else {
+			t, n := codec.ConsumeVarint(b[i:])
+			if n < 0 {
+				return codec.Err("kitchen.Empty", "", n)
+			}
+			i += n
+			tag = t
 		}
-		i += n
 		switch tag {
 		default:
-			n = codec.Skip(b[i:], tag)
+			n := codec.Skip(b[i:], tag)
 			if n < 0 {
 				return codec.Err("kitchen.Empty", "", n)
 			}
