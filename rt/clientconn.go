@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -209,24 +210,31 @@ func (c *clientConn) call(ctx context.Context, deadline time.Time, m *MethodDesc
 	var werr error
 	if c.comp && size >= c.o.compress && c.o.compress > 0 {
 		body := req.MarshalAppend(nil)
-		werr = c.w.write(func(b []byte) []byte {
+		werr = c.w.writeBefore(func(b []byte) []byte {
 			cz := c.o.compressors.Get().(*wire.Compressor)
 			b = cz.AppendFrame(b, &h, md, body, c.o.compress)
 			c.o.compressors.Put(cz)
 			return b
-		}, mode)
+		}, mode, deadline)
 	} else {
-		werr = c.w.write(func(b []byte) []byte { return req.MarshalAppend(wire.AppendHeader(b, &h, md, size)) }, mode)
+		werr = c.w.writeBefore(func(b []byte) []byte { return req.MarshalAppend(wire.AppendHeader(b, &h, md, size)) }, mode, deadline)
 	}
 	if werr != nil {
 		// The connection is lost: the call fails with the connection's
-		// error, so that it counts as part of that one loss.
+		// error, so that it counts as part of that one loss, unless its
+		// own deadline cut a write that the server was not reading.
 		c.fail(werr)
-		if m.Oneway || c.takePending(id) {
-			return &errNotSent{c.failure()}
+		answered := !m.Oneway && !c.takePending(id)
+		if answered {
+			<-cs.done
 		}
-		<-cs.done
-		return cs.err
+		if errors.Is(werr, os.ErrDeadlineExceeded) && !deadline.IsZero() && !time.Now().Before(deadline) {
+			return Errorf(DeadlineExceeded, "%s: deadline exceeded writing to %s", m.FullName, c.addr)
+		}
+		if answered {
+			return cs.err
+		}
+		return &errNotSent{c.failure()}
 	}
 	if m.Oneway {
 		return nil
@@ -286,11 +294,12 @@ func (c *clientConn) abandon(id uint32, cs *callState, err error) error {
 	return err
 }
 
-// sendCancel asks the server to cancel call id.
+// sendCancel asks the server to cancel call id. The writer loop sends it:
+// a caller giving up must not block on a server that does not read.
 func (c *clientConn) sendCancel(id uint32) {
 	_ = c.w.write(func(b []byte) []byte {
 		return wire.AppendFrame(b, &wire.Header{Type: wire.TypeCancel, ID: id}, nil, nil)
-	}, writeDirect)
+	}, writeQueued)
 }
 
 // takePending removes id from pending and reports whether it was there.
@@ -367,7 +376,7 @@ func (c *clientConn) heartbeat(now time.Time, every time.Duration) {
 		c.pinged.Store(true)
 		_ = c.w.write(func(b []byte) []byte {
 			return wire.AppendFrame(b, &wire.Header{Type: wire.TypePing, ID: 1}, nil, nil)
-		}, writeDirect)
+		}, writeQueued) // the heartbeat must not block on a peer that does not read
 	}
 }
 

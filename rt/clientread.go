@@ -225,7 +225,7 @@ func (c *clientConn) handle(f *wire.Frame) bool {
 		id := f.ID
 		_ = c.w.write(func(b []byte) []byte {
 			return wire.AppendFrame(b, &wire.Header{Type: wire.TypePong, ID: id}, nil, nil)
-		}, writeDirect)
+		}, writeQueued) // the reader must not block on a peer that does not read
 	case wire.TypePong:
 		c.pinged.Store(false)
 	case wire.TypeGoAway:

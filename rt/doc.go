@@ -64,7 +64,12 @@
 // also watches idle connections for GOAWAY and closing. A call that finds
 // nobody reading its connection first peeks at the socket (a non-blocking
 // MSG_PEEK), so that it is not sent into a connection the server closed.
-// No goroutine is started per call.
+// No goroutine is started per call. A caller that writes itself does so
+// under its deadline: a server that stops reading fills the socket
+// buffers, and the write that then blocks fails at the deadline, with
+// DeadlineExceeded for that caller and the connection closed (its other
+// calls fail as on any lost connection). Cancel frames, pings and pongs
+// go through the writer goroutine, so a caller giving up never blocks.
 //
 // # Errors
 //

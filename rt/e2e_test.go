@@ -625,3 +625,56 @@ func TestHeartbeatDetectsSilentServer(t *testing.T) {
 		t.Fatalf("err = %v, want Unavailable naming the silent server", err)
 	}
 }
+
+// TestDeadlineBoundsWritesToAServerThatDoesNotRead: a server that stops
+// reading fills the socket buffers, and a caller's own write then blocks.
+// Its deadline must still end the call (before, it waited for the
+// heartbeat to fail the connection: 45 s by default).
+func TestDeadlineBoundsWritesToAServerThatDoesNotRead(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	release := make(chan struct{})
+	go func() {
+		c, err := lis.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, wire.PrefaceLen)
+		readFull(c, buf)
+		c.Write(wire.AppendPreface(nil, wire.Preface{Version: wire.Version, MaxFrameSize: 8 << 20}))
+		<-release // read nothing more
+	}()
+	defer close(release)
+	cli, err := rt.NewClient(rt.WithAddrs(lis.Addr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+
+	payload := strings.Repeat("x", 3<<20)
+	const timeout = 200 * time.Millisecond
+	for i := range 64 { // 192 MiB: far more than any loopback socket buffers
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		errc := make(chan error, 1)
+		go func() { _, err := call(ctx, cli, &testDesc, 0, payload); errc <- err }()
+		select {
+		case err = <-errc:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("call %d still blocked 10 s after its %v deadline", i+1, timeout)
+		}
+		cancel()
+		if rt.CodeOf(err) != rt.DeadlineExceeded {
+			t.Fatalf("call %d: err = %v, want DeadlineExceeded", i+1, err)
+		}
+		if strings.Contains(err.Error(), "writing to") {
+			t.Logf("call %d was cut while writing: %v", i+1, err)
+			return
+		}
+	}
+	t.Fatal("no call ever blocked in its write: the test did not fill the socket buffers")
+}

@@ -4,6 +4,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // connWriter batches frames onto one connection. A goroutine that appends a
@@ -21,6 +22,8 @@ type connWriter struct {
 	flushing bool   // a goroutine owns the socket for writing
 	err      error  // sticky write error
 	done     bool
+
+	wdl time.Time // the socket's write deadline; only its owner touches it
 }
 
 const maxIdleWriteBuf = 1 << 20 // larger buffers are dropped after use
@@ -59,6 +62,15 @@ const maxHeldBytes = 16 << 10
 // result; it runs under the writer's lock, so it must be quick and must
 // not call back.
 func (w *connWriter) write(fn func([]byte) []byte, mode writeMode) error {
+	return w.writeBefore(fn, mode, time.Time{})
+}
+
+// writeBefore is write for a caller with a deadline (zero: none): if the
+// caller ends up writing itself, the write fails once dl passes, and the
+// connection with it, so that a peer that stops reading cannot hold the
+// caller past its deadline. The frames of others queued behind a stalled
+// write are lost with the connection, as they would be when it breaks.
+func (w *connWriter) writeBefore(fn func([]byte) []byte, mode writeMode, dl time.Time) error {
 	w.mu.Lock()
 	if w.err != nil {
 		err := w.err
@@ -77,7 +89,7 @@ func (w *connWriter) write(fn func([]byte) []byte, mode writeMode) error {
 		return nil
 	}
 	w.mu.Unlock()
-	return w.flushOwned()
+	return w.flushOwned(dl)
 }
 
 // flushHeld writes the frames appended with writeHeld, on the calling
@@ -92,13 +104,14 @@ func (w *connWriter) flushHeld() error {
 	}
 	w.flushing = true
 	w.mu.Unlock()
-	return w.flushOwned()
+	return w.flushOwned(time.Time{})
 }
 
-// flushOwned writes what is pending; the caller has set flushing. Frames
-// added during the write are left to the loop, so the caller can go on.
-func (w *connWriter) flushOwned() error {
-	more, err := w.flush()
+// flushOwned writes what is pending, failing at dl (zero: never); the
+// caller has set flushing. Frames added during the write are left to the
+// loop, so the caller can go on.
+func (w *connWriter) flushOwned(dl time.Time) error {
+	more, err := w.flush(dl)
 	if more {
 		w.mu.Lock()
 		w.kickLocked()
@@ -120,11 +133,11 @@ func (w *connWriter) kickLocked() {
 	}
 }
 
-// flush writes the pending frames with one syscall; the caller must own the
-// socket (flushing set). It reports whether frames are pending again, in
-// which case the caller still owns the socket; otherwise flushing is
-// cleared.
-func (w *connWriter) flush() (more bool, err error) {
+// flush writes the pending frames with one syscall, failing at dl (zero:
+// never); the caller must own the socket (flushing set). It reports
+// whether frames are pending again, in which case the caller still owns
+// the socket; otherwise flushing is cleared.
+func (w *connWriter) flush(dl time.Time) (more bool, err error) {
 	w.mu.Lock()
 	if w.done || w.err != nil || len(w.buf) == 0 {
 		w.flushing = false
@@ -136,6 +149,10 @@ func (w *connWriter) flush() (more bool, err error) {
 	w.buf = w.spare[:0]
 	w.mu.Unlock()
 
+	if !dl.Equal(w.wdl) {
+		_ = w.nc.SetWriteDeadline(dl)
+		w.wdl = dl
+	}
 	_, err = w.nc.Write(b)
 
 	w.mu.Lock()
@@ -171,7 +188,7 @@ func (w *connWriter) loop() {
 	for range w.kick {
 		for more := true; more; {
 			w.gather()
-			more, _ = w.flush()
+			more, _ = w.flush(time.Time{})
 		}
 	}
 }
