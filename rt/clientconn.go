@@ -29,11 +29,12 @@ type clientConn struct {
 	comp bool   // lz4 negotiated
 	max  uint32 // the server's max frame size
 
-	mu      sync.Mutex
-	pending map[uint32]*callState
-	nextID  uint32
-	err     error // set once the connection is dead
-	goaway  bool  // the server is shutting down: no new calls
+	mu       sync.Mutex
+	pending  map[uint32]*callState
+	nextID   uint32
+	inFlight loneAvg // calls pending when one is sent
+	err      error   // set once the connection is dead
+	goaway   bool    // the server is shutting down: no new calls
 	// unusable is set with err or goaway, for lock-free reads.
 	unusable atomic.Bool
 
@@ -205,6 +206,7 @@ func (c *clientConn) call(ctx context.Context, deadline time.Time, m *MethodDesc
 	if len(c.pending) <= 1 {
 		mode = writeDirect
 	}
+	alone := c.inFlight.add(len(c.pending))
 	c.mu.Unlock()
 
 	var werr error
@@ -240,7 +242,7 @@ func (c *clientConn) call(ctx context.Context, deadline time.Time, m *MethodDesc
 		return nil
 	}
 
-	return c.awaitLeading(ctx, deadline, id, m, cs)
+	return c.awaitLeading(ctx, deadline, id, m, cs, alone)
 }
 
 // await waits for the response of call id, read by another goroutine, or

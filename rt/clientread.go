@@ -60,8 +60,9 @@ func (c *clientConn) setReading(v bool) {
 
 // awaitLeading waits for the response of call id after its request was
 // sent: as the leader when the read role is free, else for the role's
-// holder to hand the response over.
-func (c *clientConn) awaitLeading(ctx context.Context, deadline time.Time, id uint32, m *MethodDesc, cs *callState) error {
+// holder to hand the response over. A leader whose call was alone on the
+// connection polls the socket before it parks (see WithSpinWait).
+func (c *clientConn) awaitLeading(ctx context.Context, deadline time.Time, id uint32, m *MethodDesc, cs *callState, alone bool) error {
 	c.mu.Lock()
 	lead := !c.reading && c.err == nil
 	if lead {
@@ -79,7 +80,7 @@ func (c *clientConn) awaitLeading(ctx context.Context, deadline time.Time, id ui
 	if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, c.interrupt)
 	}
-	err := c.lead(ctx, deadline, id, m, cs)
+	err := c.lead(ctx, deadline, id, m, cs, alone)
 	if stop != nil {
 		stop()
 	}
@@ -89,13 +90,16 @@ func (c *clientConn) awaitLeading(ctx context.Context, deadline time.Time, id ui
 // lead reads frames as the role's holder until the response of call id
 // arrives, the call's deadline passes or its context ends; then it lets
 // the role go. The read deadline is set already.
-func (c *clientConn) lead(ctx context.Context, deadline time.Time, id uint32, m *MethodDesc, cs *callState) error {
+func (c *clientConn) lead(ctx context.Context, deadline time.Time, id uint32, m *MethodDesc, cs *callState, alone bool) error {
 	for {
 		select {
 		case <-cs.done:
 			c.release()
 			return cs.err
 		default:
+		}
+		if alone && c.r.Buffered() == 0 {
+			c.peek.await(c.o.spinWait, c.o.spinGate) // see WithSpinWait
 		}
 		f, err := c.r.Next()
 		switch {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // peeker tells whether the peer of a connection has closed it (or reset
@@ -17,6 +18,10 @@ type peeker struct {
 	mu     sync.Mutex      // one peek at a time; the others skip theirs
 	buf    [1]byte
 	closed bool
+
+	pollFn       func(uintptr) // p.poll, bound once
+	ready        bool          // the last poll found input or an error
+	misses, skip int           // await's back-off; guarded by mu
 }
 
 func newPeeker(nc net.Conn) *peeker {
@@ -27,6 +32,7 @@ func newPeeker(nc net.Conn) *peeker {
 		}
 	}
 	p.fn = p.peek
+	p.pollFn = p.poll
 	return p
 }
 
@@ -49,4 +55,44 @@ func (p *peeker) peerClosed() bool {
 func (p *peeker) peek(fd uintptr) {
 	n, _, err := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	p.closed = n == 0 && err == nil || err == syscall.ECONNRESET || err == syscall.EPIPE
+}
+
+// await polls the socket with non-blocking peeks for up to budget, until
+// input (or a close) is there, before its reader parks in the netpoller.
+// Parking costs a wake-up by the kernel and the Go scheduler, which on a
+// VM takes longer than a quick peer takes to answer: polling trades CPU
+// for that latency. A poll that runs out of budget makes the connection
+// skip the next 1, 3, 7, ... up to maxSpinSkip chances, so a slow or idle
+// peer costs little; gate bounds the pollers of one Client or Server.
+func (p *peeker) await(budget time.Duration, gate *spinGate) {
+	if budget <= 0 || p.rc == nil || !p.mu.TryLock() {
+		return
+	}
+	defer p.mu.Unlock()
+	if p.skip > 0 {
+		p.skip--
+		return
+	}
+	if !gate.enter() {
+		return
+	}
+	defer gate.leave()
+	p.ready = false
+	start := time.Now()
+	for {
+		if err := p.rc.Control(p.pollFn); err != nil || p.ready {
+			p.misses = 0
+			return
+		}
+		if time.Since(start) >= budget {
+			break
+		}
+	}
+	p.misses = min(2*p.misses+1, maxSpinSkip)
+	p.skip = p.misses
+}
+
+func (p *peeker) poll(fd uintptr) {
+	n, _, err := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	p.ready = n > 0 || err != syscall.EAGAIN
 }

@@ -44,10 +44,12 @@ type serverConn struct {
 	lastFrame     atomic.Int64 // server epoch of the last frame read
 	lastCall      atomic.Int64 // server epoch of the last call
 	closeOnce     sync.Once
+	peek          *peeker
 }
 
 func newServerConn(s *Server, nc net.Conn) *serverConn {
 	c := &serverConn{srv: s, nc: nc, w: newConnWriter(nc), calls: make(map[uint32]*serverCall)}
+	c.peek = newPeeker(nc)
 	c.dropFunc = func() { c.close(errors.New("rt: connection dropped by fault injection")) }
 	c.stall = time.AfterFunc(time.Hour, c.watchdog)
 	c.stall.Stop()
@@ -113,12 +115,20 @@ func (c *serverConn) run() {
 // its connection only once in a while, and only for about stallAfter.
 func (c *serverConn) readLoop() error {
 	r := c.r
+	batch := 0 // requests read since the last wait
+	var perRead loneAvg
 	for {
 		if r.Buffered() == 0 {
 			// About to wait for the client: send the batch's answers.
 			if err := c.w.flushHeld(); err != nil {
 				return err
 			}
+			if perRead.add(batch) {
+				// Lone calls: the client sends the next soon (see
+				// WithSpinWait).
+				c.peek.await(c.srv.o.spinWait, c.srv.o.spinGate)
+			}
+			batch = 0
 		}
 		f, err := r.Next()
 		if err != nil {
@@ -131,6 +141,7 @@ func (c *serverConn) readLoop() error {
 		c.lastFrame.Store(c.srv.epoch.Load())
 		switch f.Type {
 		case wire.TypeRequest, wire.TypeOneway:
+			batch++
 			c.lastCall.Store(c.srv.epoch.Load())
 			sc := c.request(f)
 			if sc == nil {
