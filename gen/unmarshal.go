@@ -25,6 +25,14 @@ func (m *model) genUnmarshal(f *jen.File, mm *msgModel) {
 	})
 	f.Line()
 
+	f.Comment("UnmarshalOwned is Unmarshal for a b that m may keep: strings and byte")
+	f.Comment("slices of the result may share b, so b must not change afterwards.")
+	f.Func().Add(recv(mm)).Id("UnmarshalOwned").Params(jen.Id("b").Index().Byte()).Error().Block(
+		jen.Op("*").Id("m").Op("=").Id(mm.Name).Values(),
+		jen.Return(jen.Id("m").Dot("unmarshal").Call(jen.Id("b"), jen.Lit(0))),
+	)
+	f.Line()
+
 	top := decoder{buf: "b", idx: "i", msg: mm.full}
 	f.Comment("unmarshal decodes b into m, merging with what m holds; depth counts")
 	f.Comment("the enclosing messages. b is never modified and may be aliased.")

@@ -105,7 +105,7 @@ func (c *Client) Invoke(ctx context.Context, sd *ServiceDesc, m int, req, resp M
 	} else {
 		err = c.invoke(context.WithValue(ctx, callRefKey{}, &callRef{st: st, cs: cs}), info, req, resp)
 	}
-	cs.resp, cs.respMD = nil, nil
+	cs.resp, cs.respMD, cs.raw = nil, nil, nil
 	c.calls.Put(cs)
 	return err
 }

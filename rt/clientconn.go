@@ -142,8 +142,10 @@ func (c *clientConn) retiredIdle() bool {
 type callState struct {
 	resp  Message
 	err   error
+	raw   []byte // the response's body for the caller to decode (see result)
 	done  chan struct{}
 	timer *time.Timer
+	addr  string // of the connection that answered, for decode errors
 	// respMD receives the response metadata when the caller asked for it.
 	wantMD bool
 	respMD MD
@@ -234,7 +236,7 @@ func (c *clientConn) call(ctx context.Context, deadline time.Time, m *MethodDesc
 			return Errorf(DeadlineExceeded, "%s: deadline exceeded writing to %s", m.FullName, c.addr)
 		}
 		if answered {
-			return cs.err
+			return cs.result()
 		}
 		return &errNotSent{c.failure()}
 	}
@@ -265,11 +267,11 @@ func (c *clientConn) await(ctx context.Context, deadline time.Time, id uint32, m
 		// Nothing can end the wait but the answer or a failed connection
 		// (which answers every pending call): skip the select.
 		<-cs.done
-		return cs.err
+		return cs.result()
 	}
 	select {
 	case <-cs.done:
-		return cs.err
+		return cs.result()
 	case <-done:
 		return c.abandon(id, cs, ctxError(ctx.Err(), m.FullName))
 	case <-timeout:
@@ -290,7 +292,7 @@ func ctxError(err error, what string) error {
 func (c *clientConn) abandon(id uint32, cs *callState, err error) error {
 	if !c.takePending(id) {
 		<-cs.done
-		return cs.err
+		return cs.result()
 	}
 	c.sendCancel(id)
 	return err
@@ -333,10 +335,36 @@ func (c *clientConn) decode(f *wire.Frame, cs *callState) error {
 		}
 		return e
 	}
+	if _, ok := cs.resp.(OwnedUnmarshaler); ok {
+		// The caller decodes its copy (result): the reader, which serves
+		// every call of the connection, only copies.
+		cs.raw = make([]byte, len(f.Body))
+		copy(cs.raw, f.Body)
+		cs.addr = c.addr
+		return nil
+	}
 	if err := cs.resp.Unmarshal(f.Body); err != nil {
-		return &Error{Code: Internal, Message: fmt.Sprintf("decode response from %s: %v", c.addr, err), Cause: err}
+		return decodeError(c.addr, err)
 	}
 	return nil
+}
+
+// result is the outcome of a call whose done channel fired: its error, or
+// the error of decoding the response the reader handed over.
+func (cs *callState) result() error {
+	if cs.raw == nil {
+		return cs.err
+	}
+	raw := cs.raw
+	cs.raw = nil
+	if err := cs.resp.(OwnedUnmarshaler).UnmarshalOwned(raw); err != nil {
+		return decodeError(cs.addr, err)
+	}
+	return nil
+}
+
+func decodeError(addr string, err error) error {
+	return &Error{Code: Internal, Message: fmt.Sprintf("decode response from %s: %v", addr, err), Cause: err}
 }
 
 // fail marks the connection dead, closes it and fails every pending call

@@ -95,7 +95,7 @@ func (c *clientConn) lead(ctx context.Context, deadline time.Time, id uint32, m 
 		select {
 		case <-cs.done:
 			c.release()
-			return cs.err
+			return cs.result()
 		default:
 		}
 		if alone && c.r.Buffered() == 0 {
@@ -130,7 +130,7 @@ func (c *clientConn) giveUp(id uint32, cs *callState, err error) error {
 	if !c.takePending(id) {
 		c.release()
 		<-cs.done
-		return cs.err
+		return cs.result()
 	}
 	c.release()
 	c.sendCancel(id)

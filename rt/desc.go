@@ -22,6 +22,15 @@ type Message interface {
 	Unmarshal(b []byte) error
 }
 
+// OwnedUnmarshaler is implemented by generated messages: UnmarshalOwned
+// decodes b, which the message may keep (its strings and byte slices may
+// share b), so it saves Unmarshal's private copy. The client uses it to
+// hand a response's bytes to its caller, who decodes them on its own
+// goroutine instead of the connection's reader.
+type OwnedUnmarshaler interface {
+	UnmarshalOwned(b []byte) error
+}
+
 // Validator is implemented by generated messages; the server calls Validate
 // on every request before the handler and answers InvalidArgument on error.
 type Validator interface {

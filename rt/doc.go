@@ -60,8 +60,10 @@
 // a lone call pays no hand-off. Reading works the same way: a caller alone
 // on the connection reads its own response, as a plain blocking
 // request-response would; under load the connection's reading goroutine
-// decodes each response into its caller's message and wakes it, and it
-// also watches idle connections for GOAWAY and closing. A call that finds
+// hands each response's bytes to its caller, who decodes them on its own
+// goroutine (generated messages implement OwnedUnmarshaler; others are
+// decoded by the reader), and it also watches idle connections for GOAWAY
+// and closing. A call that finds
 // nobody reading its connection first peeks at the socket (a non-blocking
 // MSG_PEEK), so that it is not sent into a connection the server closed.
 // No goroutine is started per call. A lone call's reader (the leading

@@ -155,6 +155,25 @@ func TestHandlerErrors(t *testing.T) {
 	}
 }
 
+// A response the client cannot decode fails its call with Internal, for
+// messages decoded by the reader (Unmarshal) and by the caller
+// (UnmarshalOwned) alike.
+func TestBadResponse(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, resp := range []interface {
+		rt.Message
+		get() string
+	}{&msg{}, &ownedMsg{}} {
+		if err := e.cli.Invoke(ctxT(t), &testDesc, 0, &msg{S: "reply:ok"}, resp); err != nil || resp.get() != "ok" {
+			t.Fatalf("%T: got %q, %v; want ok", resp, resp.get(), err)
+		}
+		err := e.cli.Invoke(ctxT(t), &testDesc, 0, &msg{S: "reply:bad"}, resp)
+		if rt.CodeOf(err) != rt.Internal || !strings.Contains(err.Error(), "decode response") {
+			t.Fatalf("%T: err = %v, want Internal naming the decode", resp, err)
+		}
+	}
+}
+
 func TestUnknownMethod(t *testing.T) {
 	e := newEnv(t, nil)
 	_, err := call(ctxT(t), e.cli, &unknownDesc, 0, "x")

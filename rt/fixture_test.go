@@ -16,6 +16,7 @@ import (
 type msg struct{ S string }
 
 func (m *msg) Size() int                     { return len(m.S) }
+func (m *msg) get() string                   { return m.S }
 func (m *msg) MarshalAppend(b []byte) []byte { return append(b, m.S...) }
 func (m *msg) Unmarshal(b []byte) error {
 	if strings.HasPrefix(string(b), "bad") {
@@ -25,9 +26,15 @@ func (m *msg) Unmarshal(b []byte) error {
 	return nil
 }
 
+// ownedMsg is msg with UnmarshalOwned, as generated messages have it: the
+// client hands a response's bytes to its caller, who decodes them.
+type ownedMsg struct{ msg }
+
+func (m *ownedMsg) UnmarshalOwned(b []byte) error { return m.msg.Unmarshal(b) }
+
 // testImpl implements the test service; each method's behaviour depends on
 // the request: "sleep" waits for the context, "fail:CODE:msg" fails,
-// "panic" panics, anything else echoes.
+// "panic" panics, "reply:X" answers X, anything else echoes.
 type testImpl struct {
 	slow    time.Duration // every call waits this long first
 	fail    bool          // every call fails with Unavailable
@@ -68,6 +75,8 @@ func (t *testImpl) echo(ctx context.Context, req *msg) (*msg, error) {
 	case req.S == "md":
 		rt.SetResponseMetadata(ctx, "echo", rt.IncomingMetadata(ctx).Get("k"))
 		return &msg{S: "md"}, nil
+	case strings.HasPrefix(req.S, "reply:"):
+		return &msg{S: strings.TrimPrefix(req.S, "reply:")}, nil
 	case req.S == "peer":
 		return &msg{S: rt.PeerAddr(ctx).String()}, nil
 	case strings.HasPrefix(req.S, "delay:"):
@@ -159,7 +168,7 @@ var unknownDesc = rt.ServiceDesc{
 }
 
 func call(ctx context.Context, c *rt.Client, sd *rt.ServiceDesc, m int, s string, opts ...rt.CallOption) (string, error) {
-	var resp msg
+	var resp ownedMsg // as generated messages: decoded by the caller
 	err := c.Invoke(ctx, sd, m, &msg{S: s}, &resp, opts...)
 	return resp.S, err
 }

@@ -58,6 +58,13 @@ func (m *Key) Unmarshal(b []byte) error {
 	return m.unmarshal(b, 0)
 }
 
+// UnmarshalOwned is Unmarshal for a b that m may keep: strings and byte
+// slices of the result may share b, so b must not change afterwards.
+func (m *Key) UnmarshalOwned(b []byte) error {
+	*m = Key{}
+	return m.unmarshal(b, 0)
+}
+
 // unmarshal decodes b into m, merging with what m holds; depth counts
 // the enclosing messages. b is never modified and may be aliased.
 func (m *Key) unmarshal(b []byte, depth int) error {

@@ -92,6 +92,13 @@ func (m *Address) Unmarshal(b []byte) error {
 	return m.unmarshal(own, 0)
 }
 
+// UnmarshalOwned is Unmarshal for a b that m may keep: strings and byte
+// slices of the result may share b, so b must not change afterwards.
+func (m *Address) UnmarshalOwned(b []byte) error {
+	*m = Address{}
+	return m.unmarshal(b, 0)
+}
+
 // unmarshal decodes b into m, merging with what m holds; depth counts
 // the enclosing messages. b is never modified and may be aliased.
 func (m *Address) unmarshal(b []byte, depth int) error {

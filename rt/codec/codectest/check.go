@@ -23,7 +23,8 @@ type Message[T any] interface {
 // the encoded length, that MarshalAppend appends after existing bytes (map
 // order may differ between two encodings, so only the length is compared), that
 // Unmarshal into a dirty message gives back an equal value, and that
-// re-encoding gives the same size.
+// re-encoding gives the same size; and that UnmarshalOwned decodes the
+// same value.
 func RoundTrip[T any, M Message[T]](t testing.TB, seed uint64, n int) {
 	t.Helper()
 	f := &Filler{Rand: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
@@ -51,6 +52,18 @@ func RoundTrip[T any, M Message[T]](t testing.TB, seed uint64, n int) {
 		}
 		if got := out.Size(); got != len(b) {
 			t.Fatalf("value %d: decoded Size() = %d, want %d", i, got, len(b))
+		}
+		// UnmarshalOwned, into a dirty message, of a buffer it keeps.
+		owned, ok := any(M(new(T))).(rt.OwnedUnmarshaler)
+		if !ok {
+			t.Fatalf("%T has no UnmarshalOwned", in)
+		}
+		f.Fill(owned.(M))
+		if err := owned.UnmarshalOwned(bytes.Clone(b)); err != nil {
+			t.Fatalf("value %d: UnmarshalOwned: %v\nvalue: %+v", i, err, in)
+		}
+		if !reflect.DeepEqual(in, owned.(M)) && !cmp.Equal(in, owned.(M)) {
+			t.Fatalf("value %d: UnmarshalOwned round trip differs (-in +out):\n%s", i, cmp.Diff(in, owned.(M)))
 		}
 	}
 }

@@ -48,6 +48,13 @@ func (m *Empty) Unmarshal(b []byte) error {
 	return m.unmarshal(b, 0)
 }
 
+// UnmarshalOwned is Unmarshal for a b that m may keep: strings and byte
+// slices of the result may share b, so b must not change afterwards.
+func (m *Empty) UnmarshalOwned(b []byte) error {
+	*m = Empty{}
+	return m.unmarshal(b, 0)
+}
+
 // unmarshal decodes b into m, merging with what m holds; depth counts
 // the enclosing messages. b is never modified and may be aliased.
 func (m *Empty) unmarshal(b []byte, depth int) error {
