@@ -38,9 +38,11 @@ type clientConn struct {
 	// unusable is set with err or goaway, for lock-free reads.
 	unusable atomic.Bool
 
-	lastFrame atomic.Int64 // unix nanos of the last frame read
-	pinged    atomic.Bool
-	done      chan struct{}
+	frames   atomic.Uint64 // frames read, for the heartbeat
+	hbFrames uint64        // frames at the heartbeat's last run; its own
+	hbSince  time.Time     // when the heartbeat last saw new frames; its own
+	pinged   atomic.Bool
+	done     chan struct{}
 
 	// The read role (see clientread.go).
 	r         *wire.Reader  // read by the role's holder only
@@ -92,7 +94,6 @@ func dialConn(ctx context.Context, addr string, o *options) (*clientConn, error)
 	c.interrupt = func() { _ = nc.SetReadDeadline(time.Unix(1, 0)) } // in the past
 	c.idle = time.AfterFunc(time.Hour, c.idleWatch)
 	c.idle.Stop()
-	c.lastFrame.Store(time.Now().UnixNano())
 	go c.w.loop()
 	go c.background()
 	c.watchIdle()
@@ -396,9 +397,14 @@ func (c *clientConn) fail(err error) {
 }
 
 // heartbeat pings an idle connection and fails it when the server stays
-// silent for three intervals.
+// silent for three intervals. It runs every half interval, and counts the
+// silence from the first run that saw no new frame (reading the clock per
+// frame would cost more than the precision is worth).
 func (c *clientConn) heartbeat(now time.Time, every time.Duration) {
-	silent := now.Sub(time.Unix(0, c.lastFrame.Load()))
+	if n := c.frames.Load(); n != c.hbFrames || c.hbSince.IsZero() {
+		c.hbFrames, c.hbSince = n, now
+	}
+	silent := now.Sub(c.hbSince)
 	switch {
 	case silent > 3*every:
 		c.fail(Errorf(Unavailable, "%s silent for %v", c.addr, silent.Round(time.Millisecond)))

@@ -209,7 +209,7 @@ func (c *clientConn) setReadDeadline(d time.Time) {
 // handle acts on one frame read by the role's holder. It returns false
 // when the connection has failed.
 func (c *clientConn) handle(f *wire.Frame) bool {
-	c.lastFrame.Store(time.Now().UnixNano())
+	c.frames.Add(1)
 	switch f.Type {
 	case wire.TypeResponse:
 		c.mu.Lock()
