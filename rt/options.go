@@ -169,13 +169,13 @@ func WithHeartbeat(d time.Duration) Option { return func(o *options) { o.heartbe
 // change to wait for; set it to your registry's propagation time.
 func WithDeregisterWait(d time.Duration) Option { return func(o *options) { o.deregisterWait = d } }
 
-// WithSpinWait sets how long a reader polls its socket for an answer
-// before it parks (both sides). Only a lone call does so: on the client, a
-// call that was alone on its connection waiting for its response; on the
-// server, a connection whose last read brought a single request, waiting
-// for the next. Parking and being woken costs tens of microseconds on
-// loopback (more on VMs); polling replaces it with CPU time. At most half
-// of GOMAXPROCS readers of a Client or Server poll at once, and a
+// WithSpinWait sets how long a reader polls its socket for input before
+// it parks in the netpoller (both sides). Only connections that carry
+// about one call at a time (under 1.5 on average) poll: on the client, a
+// caller reading its own response; on the server, the connection's reader
+// waiting for the next request. Parking and being woken costs tens of
+// microseconds on loopback (more on VMs); polling spends CPU instead. At
+// most GOMAXPROCS/2 readers of a Client or Server poll at once, and a
 // connection whose peer keeps taking longer than d polls ever more rarely
 // (down to one wait in 64). Default 100 µs; 0 or negative disables.
 func WithSpinWait(d time.Duration) Option { return func(o *options) { o.spinWait = d } }
