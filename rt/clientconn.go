@@ -147,6 +147,7 @@ type callState struct {
 	done  chan struct{}
 	timer *time.Timer
 	addr  string // of the connection that answered, for decode errors
+	frame []byte // scratch for the request frame, kept across calls
 	// respMD receives the response metadata when the caller asked for it.
 	wantMD bool
 	respMD MD
@@ -161,6 +162,10 @@ type callState struct {
 	lost   *clientConn // the connection whose loss failed the attempt
 	end    time.Time   // when the last attempt ended (client clock)
 }
+
+// maxFrameScratch bounds the request frame buffer a pooled callState
+// keeps for its next call.
+const maxFrameScratch = 64 << 10
 
 // errNotSent marks failures that happened before the request left this
 // process: retrying them cannot execute the call twice.
@@ -212,18 +217,20 @@ func (c *clientConn) call(ctx context.Context, deadline time.Time, m *MethodDesc
 	alone := c.inFlight.add(len(c.pending))
 	c.mu.Unlock()
 
-	var werr error
+	// The frame is encoded before the writer's lock is taken, which then
+	// covers only a copy: callers encode in parallel.
+	var frame []byte
 	if c.comp && size >= c.o.compress && c.o.compress > 0 {
-		body := req.MarshalAppend(nil)
-		werr = c.w.writeBefore(func(b []byte) []byte {
-			cz := c.o.compressors.Get().(*wire.Compressor)
-			b = cz.AppendFrame(b, &h, md, body, c.o.compress)
-			c.o.compressors.Put(cz)
-			return b
-		}, mode, deadline)
+		cz := c.o.compressors.Get().(*wire.Compressor)
+		frame = cz.AppendFrame(cs.frame[:0], &h, md, req.MarshalAppend(nil), c.o.compress)
+		c.o.compressors.Put(cz)
 	} else {
-		werr = c.w.writeBefore(func(b []byte) []byte { return req.MarshalAppend(wire.AppendHeader(b, &h, md, size)) }, mode, deadline)
+		frame = req.MarshalAppend(wire.AppendHeader(cs.frame[:0], &h, md, size))
 	}
+	if cap(frame) <= maxFrameScratch {
+		cs.frame = frame[:0]
+	}
+	werr := c.w.writeBefore(func(b []byte) []byte { return append(b, frame...) }, mode, deadline)
 	if werr != nil {
 		// The connection is lost: the call fails with the connection's
 		// error, so that it counts as part of that one loss, unless its
