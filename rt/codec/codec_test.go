@@ -44,6 +44,17 @@ func TestVarint(t *testing.T) {
 		if codec.SizeVarint(v) != len(codec.AppendVarint(nil, v)) || codec.SizeVarint(v-1) != len(codec.AppendVarint(nil, v-1)) {
 			t.Errorf("SizeVarint wrong around 2^%d", i)
 		}
+		// Around every power of two, against encoding/binary, appended
+		// after existing bytes, and back.
+		for _, x := range []uint64{v - 1, v, v + 1} {
+			got, want := codec.AppendVarint([]byte{0xee}, x), binary.AppendUvarint([]byte{0xee}, x)
+			if !bytes.Equal(got, want) {
+				t.Errorf("AppendVarint(%d) = % x, want % x", x, got[1:], want[1:])
+			}
+			if back, n := codec.ConsumeVarint(got[1:]); back != x || n != len(got)-1 {
+				t.Errorf("ConsumeVarint(AppendVarint(%d)) = %d, %d", x, back, n)
+			}
+		}
 	}
 }
 

@@ -39,6 +39,19 @@ func SizeVarint(v uint64) int {
 
 // AppendVarint appends v in base-128 varint form.
 func AppendVarint(b []byte, v uint64) []byte {
+	switch {
+	case v < 1<<7:
+		return append(b, byte(v))
+	case v < 1<<14:
+		return append(b, byte(v)|0x80, byte(v>>7))
+	case v < 1<<21:
+		return append(b, byte(v)|0x80, byte(v>>7)|0x80, byte(v>>14))
+	}
+	return appendVarintLong(b, v)
+}
+
+// appendVarintLong is AppendVarint for values of 21 bits and more.
+func appendVarintLong(b []byte, v uint64) []byte {
 	for v >= 0x80 {
 		b = append(b, byte(v)|0x80)
 		v >>= 7
