@@ -63,21 +63,23 @@
 // hands each response's bytes to its caller, who decodes them on its own
 // goroutine (generated messages implement OwnedUnmarshaler; others are
 // decoded by the reader), and it also watches idle connections for GOAWAY
-// and closing. A call that finds
-// nobody reading its connection first peeks at the socket (a non-blocking
-// MSG_PEEK), so that it is not sent into a connection the server closed.
-// No goroutine is started per call. A lone call's reader (the leading
-// caller on the client, the connection's reader on the server) polls its
-// socket for up to 100 µs before it parks, since being woken from the
-// netpoller costs more than a quick peer takes to answer; only
-// connections that carry about one call at a time do so, at most
-// GOMAXPROCS/2 at once per Client or Server, ever more rarely when the
-// polls miss (WithSpinWait). A caller that writes itself does so
-// under its deadline: a server that stops reading fills the socket
-// buffers, and the write that then blocks fails at the deadline, with
-// DeadlineExceeded for that caller and the connection closed (its other
-// calls fail as on any lost connection). Cancel frames, pings and pongs
-// go through the writer goroutine, so a caller giving up never blocks.
+// and closing. A call that finds nobody reading its connection first
+// peeks at the socket (a non-blocking MSG_PEEK), so that it is not sent
+// into a connection the server closed. No goroutine is started per call.
+//
+// A lone call's reader (the leading caller on the client, the
+// connection's reader on the server) polls its socket for up to 100 µs
+// before it parks, since being woken from the netpoller costs more than a
+// quick peer takes to answer; only connections that carry about one call
+// at a time do so, at most GOMAXPROCS/2 at once per Client or Server, ever
+// more rarely when the polls miss (WithSpinWait).
+//
+// A caller that writes itself does so under its deadline: a server that
+// stops reading fills the socket buffers, and the write that then blocks
+// fails at the deadline, with DeadlineExceeded for that caller and the
+// connection closed (its other calls fail as on any lost connection).
+// Cancel frames, pings and pongs go through the writer goroutine, so a
+// caller giving up never blocks.
 //
 // # Errors
 //

@@ -17,9 +17,10 @@ const (
 // the number of bytes read, or a negative error code (truncated input, or
 // more than 10 bytes / 64 bits).
 //
-// The first four bytes are unrolled: they hold every tag and length and
-// most numbers. (A loop would let the compiler inline the function, but
-// costs more per byte; generated decoders read one-byte tags inline.)
+// The first four bytes are unrolled: they hold almost every tag and
+// length and most numbers. (A loop would let the compiler inline the
+// function, but costs more per byte; generated decoders read one- and
+// two-byte tags inline instead.)
 func ConsumeVarint(b []byte) (uint64, int) {
 	if len(b) == 0 {
 		return 0, codeTruncated
