@@ -47,7 +47,8 @@ type Settings struct {
 	// reaches it (≥); 0 means 0.5. A value above 1 turns this trip off.
 	ErrorRate float64
 	// ConsecutiveFailures trips the breaker after that many failures in a
-	// row, whatever the window holds; 0 means off.
+	// row, whatever the window holds; 0 means off. A failure reported with
+	// DoneAnswered (the instance answered) ends a run, as a success does.
 	ConsecutiveFailures int
 	// OpenFor is how long the breaker stays open before it lets probes
 	// through; 0 means 5s.
@@ -248,6 +249,34 @@ func (b *Breaker) Done(now time.Time, tk Ticket, success bool) {
 		b.clearConsec(tk.gen)
 		return
 	}
+	outcome := failed
+	if success {
+		outcome = succeeded
+	}
+	b.done(now, tk, outcome)
+}
+
+// DoneAnswered reports a call admitted with ticket tk that failed with an
+// answer of the instance itself, such as an error status. It counts as a
+// failure toward the error rate and fails a probe, as Done(now, tk, false)
+// does, but it ends a run of consecutive failures instead of extending
+// it: the answer shows that the instance is alive, and
+// ConsecutiveFailures is there for instances that do not answer at all.
+// (Answers that come in batches would otherwise line up failures that
+// were interleaved with successes.)
+func (b *Breaker) DoneAnswered(now time.Time, tk Ticket) { b.done(now, tk, answered) }
+
+// outcome is how a call ended, for done.
+type outcome uint8
+
+const (
+	succeeded outcome = iota
+	failed            // no answer: extends the run of failures
+	answered          // an error answer: a failure that ends the run
+)
+
+func (b *Breaker) done(now time.Time, tk Ticket, o outcome) {
+	success := o == succeeded
 	b.mu.Lock()
 	if tk.gen != b.gen {
 		b.mu.Unlock()
@@ -257,7 +286,7 @@ func (b *Breaker) Done(now time.Time, tk Ticket, success bool) {
 	switch b.state {
 	case Closed:
 		if tk.probe == 0 {
-			b.record(t, success)
+			b.record(t, o)
 		}
 	case HalfOpen:
 		for i := range b.probes {
@@ -299,15 +328,19 @@ func (b *Breaker) Release(tk Ticket) {
 
 // record counts a result in the closed state's window and trips the
 // breaker if a threshold is reached.
-func (b *Breaker) record(t int64, success bool) {
-	idx := b.win.add(t, !success)
-	if success {
+func (b *Breaker) record(t int64, o outcome) {
+	idx := b.win.add(t, o != succeeded)
+	if o != failed {
 		b.clearConsec(b.gen)
+	}
+	if o == succeeded {
 		return
 	}
-	if n := b.addConsec(); b.set.consecutive > 0 && n >= b.set.consecutive {
-		b.toOpen(t)
-		return
+	if o == failed {
+		if n := b.addConsec(); b.set.consecutive > 0 && n >= b.set.consecutive {
+			b.toOpen(t)
+			return
+		}
 	}
 	total, failures := b.win.sums(idx)
 	if total >= b.set.minRequests && float64(failures) >= b.set.errorRate*float64(total) {

@@ -404,3 +404,61 @@ func TestParallelCounts(t *testing.T) {
 		t.Fatalf("Counts = %+v, want %d requests", c, workers*calls+1)
 	}
 }
+
+// Failures the instance answered count toward the error rate but end a run
+// of consecutive failures instead of extending it; they fail a probe.
+func TestDoneAnswered(t *testing.T) {
+	answer := func(b *Breaker, now time.Time, n int) {
+		t.Helper()
+		for i := range n {
+			tk, ok := b.Allow(now)
+			if !ok {
+				t.Fatalf("answered failure %d refused", i+1)
+			}
+			b.DoneAnswered(now, tk)
+		}
+	}
+	// No trip by the run: 10 answered failures in a row, with the error
+	// rate's minimum volume out of reach.
+	b := New(Settings{ConsecutiveFailures: 3, MinRequests: 1000})
+	answer(b, at(0), 10)
+	if s := b.State(at(0)); s != Closed {
+		t.Fatalf("10 answered failures in a row with ConsecutiveFailures 3: %v, want closed", s)
+	}
+	// They end a run: F F, answer, F F does not reach 3 in a row; one
+	// more F does.
+	run(t, b, at(0), "FF")
+	answer(b, at(0), 1)
+	run(t, b, at(0), "FF")
+	if s := b.State(at(0)); s != Closed {
+		t.Fatalf("runs of 2 split by an answered failure tripped a breaker of 3: %v", s)
+	}
+	run(t, b, at(0), "F")
+	if s := b.State(at(0)); s != Open {
+		t.Fatalf("3 failures in a row: %v, want open", s)
+	}
+
+	// They count toward the error rate.
+	b = New(Settings{MinRequests: 4})
+	run(t, b, at(0), "SS")
+	answer(b, at(0), 1)
+	if s := b.State(at(0)); s != Closed {
+		t.Fatalf("1 of 3 failed: %v, want closed", s)
+	}
+	answer(b, at(0), 1)
+	if s := b.State(at(0)); s != Open {
+		t.Fatalf("2 of 4 failed (rate 0.5): %v, want open", s)
+	}
+
+	// They fail a probe.
+	b = New(Settings{ConsecutiveFailures: 1, OpenFor: time.Second})
+	run(t, b, at(0), "F")
+	tk, ok := b.Allow(at(time.Second))
+	if !ok || b.State(at(time.Second)) != HalfOpen {
+		t.Fatal("no probe after OpenFor")
+	}
+	b.DoneAnswered(at(time.Second), tk)
+	if s := b.State(at(time.Second)); s != Open {
+		t.Fatalf("probe answered with a failure: %v, want open", s)
+	}
+}

@@ -19,10 +19,13 @@
 // instead of polluting the new state.
 //
 // Which outcomes are failures is the caller's decision: the breaker only
-// sees success or failure. The yrpc client counts transport errors and the
-// codes DeadlineExceeded, Unavailable and Internal as failures, and not
-// InvalidArgument, NotFound or application errors, which say nothing about
-// the instance's health. A call whose outcome says nothing either, such as
+// sees success or failure, and whether a failure came with an answer of
+// the instance ([Breaker.DoneAnswered]: it counts toward the error rate
+// but ends a run of consecutive failures, which is meant for instances
+// that do not answer at all). The yrpc client counts transport errors and
+// the codes DeadlineExceeded, Unavailable and Internal as failures, those
+// the server sent as answered ones, and not InvalidArgument, NotFound or
+// application errors, which say nothing about the instance's health. A call whose outcome says nothing either, such as
 // one its caller canceled, ends with [Breaker.Release] instead of Done: it
 // is not counted, and a half-open probe's place is freed at once.
 //

@@ -197,13 +197,19 @@ func retryable(err error, notRun bool, mode FaultMode, m *MethodDesc, ran, tries
 // canceled by its caller says nothing about the provider: its place is
 // released without counting. A lost connection fails every call in flight
 // on it at once; it counts as one failure, not one per call (lost is the
-// connection whose loss failed this attempt, if any).
+// connection whose loss failed this attempt, if any). A failure the
+// provider answered itself counts toward the error rate, but not toward
+// the run of consecutive failures that trips on providers that do not
+// answer: answers come in batches, which would line up failures that
+// successes were interleaved with.
 func settle(ep *endpoint, t breakerTicket, err error, lost *clientConn, now time.Time) {
 	switch {
 	case CodeOf(err) == Canceled:
 		ep.br.Release(t)
 	case lost != nil && ep.lastLost.Swap(lost) == lost:
 		ep.br.Release(t)
+	case err != nil && countsAsFailure(err) && IsRemote(err):
+		ep.br.DoneAnswered(now, t)
 	default:
 		ep.br.Done(now, t, !countsAsFailure(err))
 	}
