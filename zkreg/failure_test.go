@@ -17,9 +17,9 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/yrpc/yrpc/internal/zktest"
 	"github.com/yrpc/yrpc/rt/registry"
 	"github.com/yrpc/yrpc/rt/registry/registrytest"
-	"github.com/yrpc/yrpc/zkreg/internal/zktest"
 )
 
 func TestSessionExpiryReRegisters(t *testing.T) {

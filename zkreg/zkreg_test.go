@@ -17,9 +17,9 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
 
+	"github.com/yrpc/yrpc/internal/zktest"
 	"github.com/yrpc/yrpc/rt/registry"
 	"github.com/yrpc/yrpc/rt/registry/registrytest"
-	"github.com/yrpc/yrpc/zkreg/internal/zktest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

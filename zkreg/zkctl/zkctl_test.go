@@ -12,9 +12,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/yrpc/yrpc/internal/zktest"
 	"github.com/yrpc/yrpc/rt/registry"
 	"github.com/yrpc/yrpc/zkreg"
-	"github.com/yrpc/yrpc/zkreg/internal/zktest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -26,21 +26,6 @@ import (
 // storeKey is the registry key of the tour's Store service.
 var storeKey = registry.Key{Service: tourrpc.StoreServiceDesc.Name}
 
-// sharedZK returns the ZooKeeper address from $YRPC_ZK. When it is unset
-// the test is skipped, or fails if $YRPC_ZK_REQUIRED=1 (as scripts/test.sh
-// sets).
-func sharedZK(t testing.TB) string {
-	t.Helper()
-	addr := os.Getenv("YRPC_ZK")
-	if addr == "" {
-		if os.Getenv("YRPC_ZK_REQUIRED") == "1" {
-			t.Fatal("suite: YRPC_ZK is unset but YRPC_ZK_REQUIRED=1: run ./scripts/test.sh")
-		}
-		t.Skip("suite: YRPC_ZK is unset; run ./scripts/test.sh (or eval \"$(scripts/zk.sh start)\") to run the fault-injection suite")
-	}
-	return addr
-}
-
 // waitFor polls cond every 10ms until it holds or limit passes; it returns
 // how long it took and whether cond held.
 func waitFor(limit time.Duration, cond func() bool) (time.Duration, bool) {

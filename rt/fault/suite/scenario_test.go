@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yrpc/yrpc/internal/zktest"
 	"github.com/yrpc/yrpc/zkreg/zkctl"
 )
 
 // TestKill9 kills providers with SIGKILL under load: first one of three,
 // then another, leaving one.
 func TestKill9(t *testing.T) {
-	c := newCluster(t, sharedZK(t))
+	c := newCluster(t, zktest.Addr(t))
 	ps := c.startN(3)
 	z := c.watchZnodes()
 	k := c.newConsumer("")
@@ -58,8 +59,8 @@ func TestZooKeeperRestart(t *testing.T) { zkRestart(t, false) }
 func TestZooKeeperRestartWiped(t *testing.T) { zkRestart(t, true) }
 
 func zkRestart(t *testing.T, wipe bool) {
-	zk := startZK(t)
-	c := newCluster(t, zk.addr())
+	zk := zktest.StartServer(t)
+	c := newCluster(t, zk.Addr())
 	ps := c.startN(3)
 	z := c.watchZnodes()
 	k := c.newConsumer("")
@@ -69,12 +70,12 @@ func zkRestart(t *testing.T, wipe bool) {
 
 	name := map[bool]string{true: "zk_restart_wiped", false: "zk_restart_kept"}[wipe]
 	down := time.Now()
-	zk.stop()
+	zk.Stop()
 	l.run(providerSession + time.Second) // ZooKeeper down past the session timeout
 	if wipe {
-		zk.wipe()
+		zk.Wipe()
 	}
-	zk.start()
+	zk.Start()
 	up := time.Now()
 	if _, ok := waitFor(30*time.Second, func() bool { return z.hasAll(ps...) }); !ok {
 		addrs, _ := z.list()
@@ -94,7 +95,7 @@ func zkRestart(t *testing.T, wipe bool) {
 // deregisters, waits 300ms, sends GOAWAY, drains and exits, and is started
 // again on the same address. No call fails.
 func TestGracefulRestart(t *testing.T) {
-	c := newCluster(t, sharedZK(t))
+	c := newCluster(t, zktest.Addr(t))
 	ps := c.startN(3)
 	k := c.newConsumer("")
 	k.waitProviders(t, 20*time.Second, ps...)
@@ -129,11 +130,11 @@ func TestGracefulRestart(t *testing.T) {
 // longer than its session timeout: calls keep flowing to the cached
 // providers, and after the cut the consumer gets a new session.
 func TestZooKeeperUnreachable(t *testing.T) {
-	zkAddr := sharedZK(t)
+	zkAddr := zktest.Addr(t)
 	c := newCluster(t, zkAddr)
 	ps := c.startN(3)
-	px := newProxy(t, zkAddr)
-	k := c.newConsumer(px.addr())
+	px := zktest.NewProxy(t, zkAddr)
+	k := c.newConsumer(px.Addr())
 	k.waitProviders(t, 20*time.Second, ps...)
 	l := startLoad(k, loadOpts{})
 	l.run(500 * time.Millisecond)
@@ -141,10 +142,10 @@ func TestZooKeeperUnreachable(t *testing.T) {
 	sid := k.reg.SessionID()
 	before := l.calls()
 	cut := time.Now()
-	px.cutAll()
+	px.Cut()
 	l.run(providerSession + 1500*time.Millisecond)
 	during := l.calls() - before
-	px.restore()
+	px.Restore()
 	cutFor := time.Since(cut)
 	renewed, ok := waitFor(20*time.Second, func() bool { s := k.reg.SessionID(); return s != 0 && s != sid })
 	if !ok {
@@ -165,7 +166,7 @@ func TestZooKeeperUnreachable(t *testing.T) {
 // under load; one provider is killed. Once its node is gone, neither
 // consumer sends it a call.
 func TestAllConsumersDropAStoppedProvider(t *testing.T) {
-	c := newCluster(t, sharedZK(t))
+	c := newCluster(t, zktest.Addr(t))
 	ps := c.startN(3)
 	z := c.watchZnodes()
 	ks := []*consumer{c.newConsumer(""), c.newConsumer("")}
@@ -212,7 +213,7 @@ func TestAllConsumersDropAStoppedProvider(t *testing.T) {
 // a second later it gets no new calls; `yrpcc ctl undrain` brings its
 // traffic back.
 func TestDrainWithCtl(t *testing.T) {
-	c := newCluster(t, sharedZK(t))
+	c := newCluster(t, zktest.Addr(t))
 	ps := c.startN(3)
 	k := c.newConsumer("")
 	k.waitProviders(t, 20*time.Second, ps...)
@@ -263,7 +264,7 @@ func TestDrainWithCtl(t *testing.T) {
 // connection on 1% of its Gets, one aborts 5% with Unavailable, one delays
 // 5% by 20ms. Get never fails: retries go to another provider.
 func TestFaultKit(t *testing.T) {
-	c := newCluster(t, sharedZK(t))
+	c := newCluster(t, zktest.Addr(t))
 	ps := []*proc{
 		c.start("p1", provOpts{faults: "Get:0.01:drop"}),
 		c.start("p2", provOpts{faults: "Get:0.05:abort=Unavailable:injected"}),
@@ -297,7 +298,7 @@ func TestFaultKit(t *testing.T) {
 // rare. When breakers opened wrongly, Gets failed by the hundred, most of
 // them before their third try (no provider left to pick).
 func TestDropsOnEveryProvider(t *testing.T) {
-	c := newCluster(t, sharedZK(t))
+	c := newCluster(t, zktest.Addr(t))
 	ps := make([]*proc, 3)
 	for i := range ps {
 		ps[i] = c.start(fmt.Sprintf("p%d", i+1), provOpts{faults: "Get:0.002:drop"})

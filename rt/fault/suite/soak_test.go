@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yrpc/yrpc/internal/zktest"
 	"github.com/yrpc/yrpc/rt/fault"
 )
 
@@ -98,7 +99,7 @@ func TestSoak(t *testing.T) {
 	if dur == 0 {
 		t.Skip("soak is off: go test ./rt/fault/suite -run Soak -soak=2m (or YRPC_SUITE_SOAK=2m)")
 	}
-	c := newCluster(t, sharedZK(t))
+	c := newCluster(t, zktest.Addr(t))
 	ps := make([]*proc, 3)
 	for i := range ps {
 		name := fmt.Sprintf("p%d", i+1)

@@ -1,7 +1,3 @@
-// Package zktest holds helpers for tests against a real ZooKeeper: the
-// server address from $YRPC_ZK, a loopback TCP proxy that can cut the
-// connection and learns session passwords, a way to expire a session, and
-// a server of a test's own that it may stop, wipe and restart.
 package zktest
 
 import (
