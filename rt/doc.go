@@ -42,8 +42,10 @@
 // group, version) from the registry watch -> routers (draining providers
 // and, with WithTag, tag routing) -> balancer (rt/balance; the schema's or
 // WithBalancer's, default p2c) -> the provider's circuit breaker (package
-// breaker; open breakers take the provider out of the pick) -> its
-// multiplexed connection -> the response, the deadline or cancellation.
+// breaker; open breakers take the provider out of the pick; it trips on the
+// schema's error rate, or after 5 failures in a row without an answer from
+// the provider, a lost connection counting once) -> its multiplexed
+// connection -> the response, the deadline or cancellation.
 // On failure the error is classified: calls that provably did not run
 // (refused, no connection, open breaker) may go to another provider for
 // any method; other failures are retried only for idempotent methods in
