@@ -70,7 +70,7 @@
 // into a connection the server closed. No goroutine is started per call.
 //
 // A lone call's reader (the leading caller on the client, the
-// connection's reader on the server) polls its socket for up to 100 µs
+// connection's reader on the server) polls its socket for up to 60 µs
 // before it parks, since being woken from the netpoller costs more than a
 // quick peer takes to answer; only connections that carry about one call
 // at a time do so, at most GOMAXPROCS/2 at once per Client or Server, ever
