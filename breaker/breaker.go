@@ -276,7 +276,6 @@ const (
 )
 
 func (b *Breaker) done(now time.Time, tk Ticket, o outcome) {
-	success := o == succeeded
 	b.mu.Lock()
 	if tk.gen != b.gen {
 		b.mu.Unlock()
@@ -295,7 +294,7 @@ func (b *Breaker) done(now time.Time, tk Ticket, o outcome) {
 				continue
 			}
 			p.seq = 0
-			if !success {
+			if o != succeeded {
 				b.toOpen(t)
 			} else if b.successes++; b.successes >= b.set.probes {
 				b.to(Closed)
@@ -330,13 +329,13 @@ func (b *Breaker) Release(tk Ticket) {
 // breaker if a threshold is reached.
 func (b *Breaker) record(t int64, o outcome) {
 	idx := b.win.add(t, o != succeeded)
-	if o != failed {
+	switch o {
+	case succeeded:
 		b.clearConsec(b.gen)
-	}
-	if o == succeeded {
 		return
-	}
-	if o == failed {
+	case answered:
+		b.clearConsec(b.gen)
+	case failed:
 		if n := b.addConsec(); b.set.consecutive > 0 && n >= b.set.consecutive {
 			b.toOpen(t)
 			return

@@ -208,10 +208,12 @@ func settle(ep *endpoint, t breakerTicket, err error, lost *clientConn, now time
 		ep.br.Release(t)
 	case lost != nil && ep.lastLost.Swap(lost) == lost:
 		ep.br.Release(t)
-	case err != nil && countsAsFailure(err) && IsRemote(err):
+	case !countsAsFailure(err):
+		ep.br.Done(now, t, true)
+	case IsRemote(err):
 		ep.br.DoneAnswered(now, t)
 	default:
-		ep.br.Done(now, t, !countsAsFailure(err))
+		ep.br.Done(now, t, false)
 	}
 }
 
