@@ -3,6 +3,8 @@ package rt_test
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,8 +21,14 @@ import (
 
 // fakeClock is a clock that moves only when told to.
 type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu      sync.Mutex
+	now     time.Time
+	waiters []clockWaiter
+}
+
+type clockWaiter struct {
+	at time.Time
+	ch chan time.Time
 }
 
 func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
@@ -31,10 +39,39 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
+// After fires once Advance has moved the clock d on.
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.waiters = append(c.waiters, clockWaiter{c.now.Add(d), ch})
+	return ch
+}
+
+// Waiters returns how many After channels wait for the clock to move.
+func (c *fakeClock) Waiters() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.waiters)
+}
+
 func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
-	c.mu.Unlock()
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if w.at.After(c.now) {
+			kept = append(kept, w)
+			continue
+		}
+		w.ch <- c.now
+	}
+	c.waiters = kept
 }
 
 // countObserver counts attempts and calls.
@@ -72,13 +109,13 @@ type cluster struct {
 	clock *fakeClock
 }
 
-func newCluster(t *testing.T, n int, cliOpts ...rt.Option) *cluster {
+func newCluster(t *testing.T, n int, cliOpts ...rt.ClientOption) *cluster {
 	return newClusterWith(t, n, func(int, *testImpl) {}, cliOpts...)
 }
 
 // newClusterWith lets setup change each provider's behaviour before it
 // starts.
-func newClusterWith(t *testing.T, n int, setup func(i int, impl *testImpl), cliOpts ...rt.Option) *cluster {
+func newClusterWith(t *testing.T, n int, setup func(i int, impl *testImpl), cliOpts ...rt.ClientOption) *cluster {
 	t.Helper()
 	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
 	c := &cluster{t: t, net: memnet.New(), reg: registry.NewMemory(), obs: &countObserver{}, clock: newFakeClock()}
@@ -97,7 +134,7 @@ func newClusterWith(t *testing.T, n int, setup func(i int, impl *testImpl), cliO
 			t.Fatal(err)
 		}
 	}
-	opts := append([]rt.Option{rt.WithRegistry(c.reg.Conn()), rt.WithDialer(c.net.Dial), rt.WithObserver(c.obs), rt.WithClock(c.clock)}, cliOpts...)
+	opts := append([]rt.ClientOption{rt.WithRegistry(c.reg.Conn()), rt.WithDialer(c.net.Dial), rt.WithObserver(c.obs), rt.WithClock(c.clock)}, cliOpts...)
 	cli, err := rt.NewClient(opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -364,7 +401,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestMaxConcurrent(t *testing.T) {
-	e := newEnv(t, []rt.Option{rt.WithMaxConcurrent(1)})
+	e := newEnv(t, []rt.ServerOption{rt.WithMaxConcurrent(1)})
 	errc := make(chan error, 1)
 	go func() {
 		_, err := call(ctxT(t), e.cli, &testDesc, 0, "sleep")
@@ -454,5 +491,40 @@ func TestConfigMockExpires(t *testing.T) {
 	c.clock.Advance(2 * time.Minute)
 	if got, err := call(ctx, c.cli, &testDesc, 0, "after"); err != nil || got != "after" {
 		t.Fatalf("after the mock expired: %q, %v", got, err)
+	}
+}
+
+// The wait between retries is on the client's clock: a retry an hour away
+// happens once the clock says the hour has passed, and not before.
+func TestRetryBackoffWaitsOnTheClientsClock(t *testing.T) {
+	c := newClusterWith(t, 2, func(_ int, impl *testImpl) { impl.fail = true })
+	sd := testDesc
+	sd.Methods = slices.Clone(testDesc.Methods)
+	sd.Methods[2].Policy.Retry = rt.RetryPolicy{Tries: 2, Interval: time.Hour}
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(context.Background(), c.cli, &sd, 2, "x")
+		done <- err
+	}()
+	// Bounded: the call reaches its backoff within moments.
+	stop := time.Now().Add(10 * time.Second)
+	for c.clock.Waiters() == 0 {
+		if time.Now().After(stop) {
+			t.Fatal("the call never waited on the clock")
+		}
+		runtime.Gosched()
+	}
+	if n := c.obs.attempts.Load(); n != 1 {
+		t.Fatalf("%d attempts before the backoff, want 1", n)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the call returned during its backoff: %v", err)
+	default:
+	}
+	c.clock.Advance(time.Hour)
+	err := <-done
+	if rt.CodeOf(err) != rt.Unavailable || c.obs.attempts.Load() != 2 {
+		t.Fatalf("after the backoff: %v, %d attempts; want Unavailable after 2", err, c.obs.attempts.Load())
 	}
 }

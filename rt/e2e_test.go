@@ -33,7 +33,7 @@ type env struct {
 	done chan error
 }
 
-func newEnv(t *testing.T, srvOpts []rt.Option, cliOpts ...rt.Option) *env {
+func newEnv(t *testing.T, srvOpts []rt.ServerOption, cliOpts ...rt.ClientOption) *env {
 	t.Helper()
 	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
 	e := &env{t: t, impl: newTestImpl(), done: make(chan error, 1)}
@@ -45,7 +45,7 @@ func newEnv(t *testing.T, srvOpts []rt.Option, cliOpts ...rt.Option) *env {
 	}
 	e.lis = lis
 	go func() { e.done <- e.srv.Serve(context.Background(), lis) }()
-	e.cli, err = rt.NewClient(append([]rt.Option{rt.WithAddrs(lis.Addr().String())}, cliOpts...)...)
+	e.cli, err = rt.NewClient(append([]rt.ClientOption{rt.WithAddrs(lis.Addr().String())}, cliOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestCanceledCallsDoNotDisturbOthers(t *testing.T) {
 }
 
 func TestOversizedFrame(t *testing.T) {
-	e := newEnv(t, []rt.Option{rt.WithMaxFrameSize(64 << 10)})
+	e := newEnv(t, []rt.ServerOption{rt.WithMaxFrameSize(64 << 10)})
 	// The client learns the server's limit from the preface and refuses
 	// locally with a clear error.
 	_, err := call(ctxT(t), e.cli, &testDesc, 0, strings.Repeat("x", 100<<10))
@@ -504,7 +504,7 @@ func TestMemnet(t *testing.T) {
 }
 
 func TestCompression(t *testing.T) {
-	e := newEnv(t, []rt.Option{rt.WithCompression(512)}, rt.WithCompression(512))
+	e := newEnv(t, []rt.ServerOption{rt.WithCompression(512)}, rt.WithCompression(512))
 	big := strings.Repeat("compressible ", 10_000)
 	for _, s := range []string{big, "small", big} {
 		if got, err := call(ctxT(t), e.cli, &testDesc, 0, s); err != nil || got != s {
@@ -515,7 +515,7 @@ func TestCompression(t *testing.T) {
 
 func TestFaultInjection(t *testing.T) {
 	inj := fault.NewWithOptions(fault.Options{FromMetadata: true})
-	e := newEnv(t, []rt.Option{rt.WithServerInterceptors(inj.Interceptor())})
+	e := newEnv(t, []rt.ServerOption{rt.WithServerInterceptors(inj.Interceptor())})
 	ctx := ctxT(t)
 
 	// Configured rule, per method.
@@ -563,10 +563,20 @@ func TestDefaultMetrics(t *testing.T) {
 	if s, ok := e.srv.Metrics().Call(metrics.Server, testDesc.Name, "Echo"); !ok || s.Count != 4 {
 		t.Fatalf("server metrics: %+v (found %v)", s, ok)
 	}
-	if expvar.Get("yrpc.client") == nil || expvar.Get("yrpc.server") == nil {
-		t.Fatal("default metrics not published through expvar")
+	// Nothing is published unless asked: expvar names are permanent.
+	name := "yrpc.test.client." + strconv.Itoa(int(metricsRuns.Add(1)))
+	if expvar.Get(name) != nil {
+		t.Fatalf("%s published before Publish", name)
+	}
+	if err := e.cli.Recorder().Publish(name); err != nil {
+		t.Fatal(err)
+	}
+	if v := expvar.Get(name); v == nil || !strings.Contains(v.String(), "Echo") {
+		t.Fatalf("expvar %s = %v, want the client's snapshot", name, v)
 	}
 }
+
+var metricsRuns atomic.Int64
 
 // countingListener counts accepted connections.
 type countingListener struct {

@@ -58,36 +58,15 @@ func buildMocks(sd *ServiceDesc, cfg registry.Config, log *slog.Logger) []mockRu
 	return rules
 }
 
-// mock returns the mock in force for method i: the config's while it has
-// not expired, else the schema's.
-func (v *svcView) mock(i int, m *MethodDesc, now time.Time) MockPolicy {
-	if i < len(v.mocks) {
-		if r := &v.mocks[i]; r.set && (r.expires.IsZero() || now.Before(r.expires)) {
-			p := r.policy
-			if p.Action == MockReturnValue {
-				val := r.value
-				p.Value = func() Message {
-					msg := m.NewResponse()
-					if err := msg.Unmarshal(val); err != nil {
-						return m.NewResponse()
-					}
-					return msg
-				}
-			}
-			return p
-		}
-	}
-	return m.Policy.Mock
-}
-
 // applyMock answers a call with a mock. The answer carries the response
 // metadata "yrpc-mock" = how ("forced" or "fallback") so that interceptors
 // and metrics can tell it from a real one.
-func applyMock(p MockPolicy, m *MethodDesc, resp Message, cs *callState, how string) error {
-	cs.mocked = how
-	if cs.opts.respMD != nil {
-		*cs.opts.respMD = MD{MDMock, how}
+func (k *call) applyMock(how string) error {
+	k.mocked = how
+	if k.opts.respMD != nil {
+		*k.opts.respMD = MD{MDMock, how}
 	}
+	p, resp := &k.mock, k.resp
 	switch p.Action {
 	case MockFail:
 		return &Error{Code: p.Code, Message: p.Message + " (mock)"}

@@ -15,13 +15,13 @@ import (
 )
 
 // ErrServerClosed is returned by Serve after Shutdown or Close.
-var ErrServerClosed = errors.New("rt: server closed")
+var ErrServerClosed = &Error{Code: Unavailable, Message: "server closed"}
 
 // Server serves generated services over yrpc connections. Register services
 // with the generated Register functions, then call Serve. The zero value is
 // not usable; use NewServer. Methods are safe for concurrent use.
 type Server struct {
-	o options
+	o serverConfig
 
 	mu        sync.Mutex
 	services  []*serviceEntry // fixed once serving starts
@@ -86,15 +86,15 @@ func (me *methodEntry) stalled() bool {
 }
 
 // NewServer returns a server configured by opts.
-func NewServer(opts ...Option) *Server {
+func NewServer(opts ...ServerOption) *Server {
 	s := &Server{
-		o:         defaultOptions(opts),
+		o:         newServerConfig(opts),
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*serverConn]struct{}),
 		drained:   make(chan struct{}, 1),
 		done:      make(chan struct{}),
 	}
-	s.rec = s.o.defaultMetrics("yrpc.server")
+	s.rec = s.o.defaultRecorder()
 	s.workers.max = 4096
 	if n := s.o.maxConcurrent; n > 0 {
 		s.conc = limiter.NewConcurrency(n)
@@ -110,6 +110,10 @@ func (s *Server) Metrics() metrics.Snapshot {
 	}
 	return s.rec.Snapshot()
 }
+
+// Recorder returns the server's default metrics Recorder, nil when
+// WithObserver replaced it; Recorder().Publish makes it an expvar.
+func (s *Server) Recorder() *metrics.Recorder { return s.rec }
 
 // RegisterService registers impl as the implementation of sd. Generated
 // Register functions call it. Errors (registering after Serve, a duplicate
@@ -149,7 +153,7 @@ func (s *Server) register(sd *ServiceDesc, impl any) error {
 		me := &se.methods[i]
 		me.info = CallInfo{Service: sd, Method: &sd.Methods[i], Index: i}
 		handle := sd.Methods[i].Handle
-		me.handler = chainServer(s.o.serverInts, &me.info, func(ctx context.Context, req Message) (Message, error) {
+		me.handler = chainServer(s.o.interceptors, &me.info, func(ctx context.Context, req Message) (Message, error) {
 			return handle(impl, ctx, req)
 		})
 	}

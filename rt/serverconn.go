@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/yrpc/yrpc/limiter"
+	"github.com/yrpc/yrpc/rt/internal/conn"
+	"github.com/yrpc/yrpc/rt/internal/sock"
 	"github.com/yrpc/yrpc/rt/metrics"
 	"github.com/yrpc/yrpc/rt/wire"
 )
@@ -22,7 +24,7 @@ const prefaceTimeout = 10 * time.Second
 type serverConn struct {
 	srv  *Server
 	nc   net.Conn
-	w    *connWriter
+	w    *sock.Writer
 	r    *wire.Reader // used by one goroutine at a time
 	ip   string       // the client's IP, for per-IP limits
 	comp bool         // lz4 negotiated
@@ -44,12 +46,12 @@ type serverConn struct {
 	lastFrame     atomic.Int64 // server epoch of the last frame read
 	lastCall      atomic.Int64 // server epoch of the last call
 	closeOnce     sync.Once
-	peek          *peeker
+	peek          *sock.Peeker
 }
 
 func newServerConn(s *Server, nc net.Conn) *serverConn {
-	c := &serverConn{srv: s, nc: nc, w: newConnWriter(nc), calls: make(map[uint32]*serverCall)}
-	c.peek = newPeeker(nc)
+	c := &serverConn{srv: s, nc: nc, w: sock.NewWriter(nc), calls: make(map[uint32]*serverCall)}
+	c.peek = sock.NewPeeker(nc)
 	c.dropFunc = func() { c.close(errors.New("rt: connection dropped by fault injection")) }
 	c.stall = time.AfterFunc(time.Hour, c.watchdog)
 	c.stall.Stop()
@@ -65,7 +67,7 @@ func (c *serverConn) serve() {
 		c.close(err)
 		return
 	}
-	go c.w.loop()
+	go c.w.Loop()
 	c.r = wire.NewReader(c.nc, wire.ReaderOptions{MaxFrameSize: c.srv.o.maxFrame})
 	c.run()
 }
@@ -78,20 +80,12 @@ func (c *serverConn) handshake() error {
 		c.srv.o.logger.Info("rt: bad connection preface", "peer", c.nc.RemoteAddr().String(), "err", err)
 		return err
 	}
-	mine := localPreface(&c.srv.o)
+	mine := c.srv.o.localPreface()
 	c.comp = mine.Negotiate(peer).Has(wire.FeatureLZ4)
 	if _, err := c.nc.Write(wire.AppendPreface(nil, mine)); err != nil {
 		return err
 	}
 	return c.nc.SetDeadline(time.Time{})
-}
-
-func localPreface(o *options) wire.Preface {
-	p := wire.Preface{Version: wire.Version, MaxFrameSize: uint32(o.maxFrame)}
-	if o.compress > 0 {
-		p.Features |= wire.FeatureLZ4
-	}
-	return p
 }
 
 // run reads frames until the connection fails, then closes it. It
@@ -116,17 +110,17 @@ func (c *serverConn) run() {
 func (c *serverConn) readLoop() error {
 	r := c.r
 	batch := 0 // requests read since the last wait
-	var perRead loneAvg
+	var perRead sock.LoneAvg
 	for {
 		if r.Buffered() == 0 {
 			// About to wait for the client: send the batch's answers.
-			if err := c.w.flushHeld(); err != nil {
+			if err := c.w.FlushHeld(); err != nil {
 				return err
 			}
-			if perRead.add(batch) {
+			if perRead.Add(batch) {
 				// Lone calls: the client sends the next soon (see
 				// WithSpinWait).
-				c.peek.await(c.srv.o.spinWait, c.srv.o.spinGate)
+				c.peek.Await(c.srv.o.spinWait, c.srv.o.spinGate)
 			}
 			batch = 0
 		}
@@ -151,9 +145,9 @@ func (c *serverConn) readLoop() error {
 				c.srv.workers.run(sc)
 				continue
 			}
-			mode := writeDirect
+			mode := sock.Direct
 			if r.Buffered() > 0 {
-				mode = writeHeld // more requests to serve first
+				mode = sock.Held // more requests to serve first
 			}
 			// From here until the CAS below, the watchdog may hand r to
 			// a worker: this goroutine must not touch it.
@@ -165,7 +159,7 @@ func (c *serverConn) readLoop() error {
 			sc.serve(mode)
 			if !c.owner.CompareAndSwap(tok, 0) {
 				// A worker reads now; it sends what this goroutine held.
-				return c.w.flushHeld()
+				return c.w.FlushHeld()
 			}
 		case wire.TypeCancel:
 			c.mu.Lock()
@@ -176,9 +170,9 @@ func (c *serverConn) readLoop() error {
 			}
 		case wire.TypePing:
 			id := f.ID
-			_ = c.w.write(func(b []byte) []byte {
+			_ = c.w.Write(func(b []byte) []byte {
 				return wire.AppendFrame(b, &wire.Header{Type: wire.TypePong, ID: id}, nil, nil)
-			}, writeHeld)
+			}, sock.Held)
 		case wire.TypePong, wire.TypeGoAway:
 		default:
 			return fmt.Errorf("rt: unexpected %s frame from client", f.Type)
@@ -223,7 +217,7 @@ func (c *serverConn) watchdog() {
 		}
 		c.srv.workers.run(c)
 		// The answers the stalled batch held back go out now.
-		if err := c.w.flushHeld(); err != nil {
+		if err := c.w.FlushHeld(); err != nil {
 			go c.close(err)
 		}
 		return
@@ -256,7 +250,7 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 	se, me := s.lookup(f.Method)
 	if me == nil {
 		if !oneway {
-			c.reply(f.ID, nil, Errorf(Unimplemented, "unknown method id %#x", f.Method), nil, writeHeld)
+			c.reply(f.ID, nil, Errorf(Unimplemented, "unknown method id %#x", f.Method), nil, sock.Held)
 		}
 		return nil
 	}
@@ -265,7 +259,7 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		kv, err := wire.ParseMetadata(f.Metadata, nil)
 		if err != nil {
 			if !oneway {
-				c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: bad metadata: %v", me.info.Method.FullName, err), nil, writeHeld)
+				c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: bad metadata: %v", me.info.Method.FullName, err), nil, sock.Held)
 			}
 			return nil
 		}
@@ -281,7 +275,7 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 	req := me.info.Method.NewRequest()
 	if err := req.Unmarshal(f.Body); err != nil {
 		if !oneway {
-			c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: decode request: %v", me.info.Method.FullName, err), nil, writeHeld)
+			c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: decode request: %v", me.info.Method.FullName, err), nil, sock.Held)
 		}
 		return nil
 	}
@@ -319,13 +313,13 @@ type serverCall struct {
 
 // run serves the call on a pooled worker.
 func (sc *serverCall) run() {
-	sc.serve(writeQueued)
+	sc.serve(sock.Queued)
 }
 
 // serve runs the handler and answers. mode is how the response is
-// written; writeQueued means "directly if no other call is in flight,
+// written; sock.Queued means "directly if no other call is in flight,
 // else through the writer loop".
-func (sc *serverCall) serve(mode writeMode) {
+func (sc *serverCall) serve(mode sock.WriteMode) {
 	c := sc.conn
 	defer c.srv.callDone()
 	obs := c.srv.o.observer
@@ -351,8 +345,8 @@ func (sc *serverCall) serve(mode writeMode) {
 	}
 	c.mu.Lock()
 	delete(c.calls, sc.id)
-	if mode == writeQueued && len(c.calls) == 0 {
-		mode = writeDirect
+	if mode == sock.Queued && len(c.calls) == 0 {
+		mode = sock.Direct
 	}
 	c.mu.Unlock()
 	c.reply(sc.id, resp, err, md, mode)
@@ -381,7 +375,7 @@ func (sc *serverCall) invoke() (resp Message, err error) {
 
 // reply writes a response frame: resp when err is nil, else err's code and
 // message, written as mode says.
-func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode writeMode) {
+func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode sock.WriteMode) {
 	h := wire.Header{Type: wire.TypeResponse, ID: id}
 	var werr error
 	if err != nil {
@@ -389,12 +383,12 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode write
 		if h.Status == 0 {
 			h.Status = uint8(Unknown)
 		}
-		werr = c.w.write(func(b []byte) []byte {
+		werr = c.w.Write(func(b []byte) []byte {
 			return wire.AppendFrame(b, &h, md, []byte(errorMessage(err)))
 		}, mode)
 	} else if c.comp && c.srv.o.compress > 0 && resp.Size() >= c.srv.o.compress {
 		body := resp.MarshalAppend(nil)
-		werr = c.w.write(func(b []byte) []byte {
+		werr = c.w.Write(func(b []byte) []byte {
 			cz := c.srv.o.compressors.Get().(*wire.Compressor)
 			b = cz.AppendFrame(b, &h, md, body, c.srv.o.compress)
 			c.srv.o.compressors.Put(cz)
@@ -402,7 +396,7 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode write
 		}, mode)
 	} else {
 		size := resp.Size()
-		werr = c.w.write(func(b []byte) []byte {
+		werr = c.w.Write(func(b []byte) []byte {
 			return resp.MarshalAppend(wire.AppendHeader(b, &h, md, size))
 		}, mode)
 	}
@@ -413,12 +407,8 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode write
 
 // refuse answers a call that did not run: the client may retry it elsewhere.
 func (c *serverConn) refuse(id uint32, code Code, msg string) {
-	c.reply(id, nil, &Error{Code: code, Message: msg}, MD{mdRefused, "1"}, writeHeld)
+	c.reply(id, nil, &Error{Code: code, Message: msg}, MD{conn.MDRefused, "1"}, sock.Held)
 }
-
-// mdRefused marks responses to calls that never reached a handler, so that
-// clients know a retry cannot execute the call twice.
-const mdRefused = "yrpc-refused"
 
 // errorMessage is the message sent on the wire for err.
 func errorMessage(err error) string {
@@ -430,9 +420,9 @@ func errorMessage(err error) string {
 }
 
 func (c *serverConn) sendGoAway() {
-	_ = c.w.write(func(b []byte) []byte {
+	_ = c.w.Write(func(b []byte) []byte {
 		return wire.AppendFrame(b, &wire.Header{Type: wire.TypeGoAway, Status: uint8(Unavailable)}, nil, []byte("server shutting down"))
-	}, writeDirect)
+	}, sock.Direct)
 }
 
 // tick closes the connection when the client is silent for three heartbeat
@@ -461,12 +451,12 @@ func (c *serverConn) close(err error) {
 			err = io.EOF
 		}
 		// Let queued responses (e.g. GOAWAY) go out before closing.
-		_ = c.w.flushHeld()
-		for i := 0; i < 100 && !c.w.flushed(); i++ {
+		_ = c.w.FlushHeld()
+		for i := 0; i < 100 && !c.w.Flushed(); i++ {
 			time.Sleep(time.Millisecond)
 		}
 		c.stall.Stop()
-		c.w.close(err)
+		c.w.Close(err)
 		c.nc.Close()
 		c.mu.Lock()
 		calls := c.calls

@@ -5,19 +5,32 @@ import (
 	"fmt"
 )
 
+// recorderVar is the expvar.Var of a published Recorder.
+type recorderVar struct{ r *Recorder }
+
+func (v recorderVar) String() string {
+	return expvar.Func(func() any { return v.r.Snapshot() }).String()
+}
+
 // Publish makes the Recorder's Snapshot, as JSON, the expvar variable name,
 // served with all the others at /debug/vars once the expvar package's
 // handler is mounted (importing expvar registers it on
 // http.DefaultServeMux). The snapshot is taken when the variable is read.
 //
-// expvar's registry is process-wide and has no way to remove a variable: a
-// name stays taken for the life of the process. Publish returns an error,
-// not expvar's panic, when name is empty or already taken.
+// Nothing publishes a Recorder but this call: expvar's registry is
+// process-wide and has no way to remove a variable, so a name stays taken,
+// and the Recorder reachable, for the life of the process. Publishing the
+// same Recorder under the same name again does nothing; Publish returns an
+// error, not expvar's panic, when name is empty or taken by another
+// variable.
 func (r *Recorder) Publish(name string) (err error) {
 	if name == "" {
 		return fmt.Errorf("metrics: empty expvar name")
 	}
-	if expvar.Get(name) != nil {
+	if v := expvar.Get(name); v != nil {
+		if rv, ok := v.(recorderVar); ok && rv.r == r {
+			return nil
+		}
 		return fmt.Errorf("metrics: expvar %q is already published", name)
 	}
 	// Another goroutine may publish the same name between the check and
@@ -27,6 +40,6 @@ func (r *Recorder) Publish(name string) (err error) {
 			err = fmt.Errorf("metrics: expvar %q is already published", name)
 		}
 	}()
-	expvar.Publish(name, expvar.Func(func() any { return r.Snapshot() }))
+	expvar.Publish(name, recorderVar{r})
 	return nil
 }

@@ -139,6 +139,9 @@ func TestPublish(t *testing.T) {
 			t.Errorf("Publish(%q) = %v, want an already-published error", taken, err)
 		}
 	}
+	if err := r.Publish(name); err != nil {
+		t.Errorf("Publish of the same recorder under the same name again: %v, want nil", err)
+	}
 	if err := r.Publish(""); err == nil {
 		t.Error(`Publish("") succeeded`)
 	}

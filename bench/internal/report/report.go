@@ -57,8 +57,12 @@ type Result struct {
 	ClientBytes  float64 `json:"client_bytes_per_call"`
 	ServerAllocs float64 `json:"server_allocs_per_call"`
 	ServerBytes  float64 `json:"server_bytes_per_call"`
-	Errors       int     `json:"errors"`
-	FirstError   string  `json:"first_error,omitempty"`
+	// ClientCPU and ServerCPU are each process's CPU time (user + system,
+	// from /proc) over the counted calls, in µs per call; 0 when unknown.
+	ClientCPU  float64 `json:"client_cpu_us_per_call"`
+	ServerCPU  float64 `json:"server_cpu_us_per_call"`
+	Errors     int     `json:"errors"`
+	FirstError string  `json:"first_error,omitempty"`
 }
 
 // File is the content of results.json.
@@ -130,6 +134,8 @@ func Summarize(results []Result, impls []string) []Result {
 		s.ClientBytes = med(func(r Result) float64 { return r.ClientBytes })
 		s.ServerAllocs = med(func(r Result) float64 { return r.ServerAllocs })
 		s.ServerBytes = med(func(r Result) float64 { return r.ServerBytes })
+		s.ClientCPU = med(func(r Result) float64 { return r.ClientCPU })
+		s.ServerCPU = med(func(r Result) float64 { return r.ServerCPU })
 		for _, r := range g {
 			s.Errors += r.Errors
 			if s.FirstError == "" {

@@ -13,7 +13,7 @@ import (
 const YRPC = "yrpc"
 
 var columns = []string{"impl", "c", "calls/s", "p50 µs", "p99 µs", "p99.9 µs",
-	"cli allocs", "cli B", "srv allocs", "srv B", "errors"}
+	"cli allocs", "cli B", "srv allocs", "srv B", "cli CPU µs", "srv CPU µs", "errors"}
 
 func cells(r Result) []string {
 	return []string{
@@ -21,6 +21,7 @@ func cells(r Result) []string {
 		micros(r.P50), micros(r.P99), micros(r.P999),
 		strconv.FormatFloat(r.ClientAllocs, 'f', 1, 64), Thousands(r.ClientBytes),
 		strconv.FormatFloat(r.ServerAllocs, 'f', 1, 64), Thousands(r.ServerBytes),
+		strconv.FormatFloat(r.ClientCPU, 'f', 1, 64), strconv.FormatFloat(r.ServerCPU, 'f', 1, 64),
 		strconv.Itoa(r.Errors),
 	}
 }

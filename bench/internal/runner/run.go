@@ -22,7 +22,7 @@ import (
 
 // runConfig holds the flags of "bench run".
 type runConfig struct {
-	impls   []*impl.Impl
+	impls   []entry
 	conc    []int
 	calls1  int
 	calls   int
@@ -37,7 +37,7 @@ type runConfig struct {
 
 func parseRun(args []string) (*runConfig, error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	implList := fs.String("impls", strings.Join(impl.Names(), ","), "implementations to run, in this order")
+	implList := fs.String("impls", strings.Join(impl.Names(), ","), "implementations to run, in this order; NAME@BINARY runs NAME from another bench binary (an A/B of two builds)")
 	concList := fs.String("c", "1,64,256", "concurrency levels")
 	calls1 := fs.Int("n1", 40000, "counted calls at c=1")
 	calls := fs.Int("n", 150000, "counted calls at c>1")
@@ -62,15 +62,22 @@ func parseRun(args []string) (*runConfig, error) {
 			cfg.out = filepath.Join(cfg.out, "quick")
 		}
 	}
-	for _, name := range strings.Split(*implList, ",") {
-		if name = strings.TrimSpace(name); name == "" {
+	if cfg.bin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("runner: finding the bench binary: %w", err)
+		}
+		cfg.bin = exe
+	}
+	for _, spec := range strings.Split(*implList, ",") {
+		if spec = strings.TrimSpace(spec); spec == "" {
 			continue
 		}
-		im, err := impl.Lookup(name)
+		e, err := parseEntry(spec, cfg.bin)
 		if err != nil {
 			return nil, err
 		}
-		cfg.impls = append(cfg.impls, im)
+		cfg.impls = append(cfg.impls, e)
 	}
 	for _, s := range strings.Split(*concList, ",") {
 		c, err := strconv.Atoi(strings.TrimSpace(s))
@@ -87,14 +94,34 @@ func parseRun(args []string) (*runConfig, error) {
 	case cfg.warmup < 0:
 		return nil, errors.New("runner: -warmup must not be negative")
 	}
-	if cfg.bin == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("runner: finding the bench binary: %w", err)
-		}
-		cfg.bin = exe
-	}
 	return cfg, nil
+}
+
+// entry is one implementation of a run, from one binary.
+type entry struct {
+	im   *impl.Impl
+	name string // as reported: im.Name, or NAME@BINARY-BASENAME
+	bin  string // the binary its processes start from
+}
+
+// parseEntry reads "NAME" (from bin) or "NAME@BINARY". The other binary
+// must know NAME; this one is only asked for its label.
+func parseEntry(spec, bin string) (entry, error) {
+	name, other, ab := strings.Cut(spec, "@")
+	im, err := impl.Lookup(name)
+	if err != nil {
+		return entry{}, err
+	}
+	if !ab {
+		return entry{im: im, name: name, bin: bin}, nil
+	}
+	if _, err := os.Stat(other); err != nil {
+		return entry{}, fmt.Errorf("runner: %s: %w", spec, err)
+	}
+	alt := *im
+	alt.Name = name + "@" + filepath.Base(other)
+	alt.Label = alt.Name
+	return entry{im: &alt, name: alt.Name, bin: other}, nil
 }
 
 // Run runs "bench run": every measurement in fresh processes, then the
@@ -114,10 +141,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 	}
 	var order []string
-	for _, im := range cfg.impls {
-		order = append(order, im.Name)
-		f.Settings.Impls = append(f.Settings.Impls, im.Name)
-		f.Settings.Versions = append(f.Settings.Versions, im.Label)
+	for _, e := range cfg.impls {
+		order = append(order, e.name)
+		f.Settings.Impls = append(f.Settings.Impls, e.name)
+		f.Settings.Versions = append(f.Settings.Versions, e.im.Label)
 	}
 	start := time.Now()
 	for rep := range cfg.repeats {
@@ -129,12 +156,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			// Rotate the order every repeat so no implementation always
 			// runs first or last.
 			for i := range cfg.impls {
-				im := cfg.impls[(i+rep)%len(cfg.impls)]
-				r := measure(ctx, cfg, im, c, n, rep+1)
+				e := cfg.impls[(i+rep)%len(cfg.impls)]
+				r := measure(ctx, cfg, e, c, n, rep+1)
 				f.Results = append(f.Results, r)
-				fmt.Fprintf(stderr, "repeat %d/%d c=%-3d %-13s %9s calls/s  p50 %8.1fµs  p99 %9.1fµs  allocs cli %5.1f srv %5.1f  errors %d %s\n",
-					rep+1, cfg.repeats, c, im.Name, report.Thousands(r.CallsPerSec), r.P50, r.P99,
-					r.ClientAllocs, r.ServerAllocs, r.Errors, r.FirstError)
+				fmt.Fprintf(stderr, "repeat %d/%d c=%-3d %-13s %9s calls/s  p50 %8.1fµs  p99 %9.1fµs  allocs cli %5.1f srv %5.1f  CPU µs cli %5.1f srv %5.1f  errors %d %s\n",
+					rep+1, cfg.repeats, c, e.name, report.Thousands(r.CallsPerSec), r.P50, r.P99,
+					r.ClientAllocs, r.ServerAllocs, r.ClientCPU, r.ServerCPU, r.Errors, r.FirstError)
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -192,21 +219,23 @@ func output(dir string, f *report.File, stdout io.Writer) error {
 
 // measure runs one implementation at concurrency c in a fresh server and
 // client process. A failure to measure counts every call as an error.
-func measure(ctx context.Context, cfg *runConfig, im *impl.Impl, c, n, repeat int) report.Result {
-	r := report.Result{Impl: im.Name, Label: im.Label, Ref: im.Ref, C: c, Repeat: repeat, Calls: n}
-	if err := measureInto(ctx, cfg, im, c, n, &r); err != nil {
+func measure(ctx context.Context, cfg *runConfig, e entry, c, n, repeat int) report.Result {
+	r := report.Result{Impl: e.name, Label: e.im.Label, Ref: e.im.Ref, C: c, Repeat: repeat, Calls: n}
+	if err := measureInto(ctx, cfg, e, c, n, &r); err != nil {
 		r.Errors = n
 		r.FirstError = err.Error()
 	}
 	return r
 }
 
-func measureInto(ctx context.Context, cfg *runConfig, im *impl.Impl, c, n int, r *report.Result) error {
+func measureInto(ctx context.Context, cfg *runConfig, e entry, c, n int, r *report.Result) error {
+	im := e.im
+	name := strings.SplitN(im.Name, "@", 2)[0] // what the processes know it as
 	ctx, cancel := context.WithTimeoutCause(ctx, cfg.timeout, errors.New("runner: measurement timed out"))
 	defer cancel()
 	env := append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(cfg.procs))
 
-	srv, err := startProc(ctx, cfg.bin, env, "server", "-impl", im.Name)
+	srv, err := startProc(ctx, e.bin, env, "server", "-impl", name)
 	if err != nil {
 		return err
 	}
@@ -216,7 +245,7 @@ func measureInto(ctx context.Context, cfg *runConfig, im *impl.Impl, c, n int, r
 		return err
 	}
 	warm := int(math.Ceil(float64(n) * cfg.warmup))
-	cli, err := startProc(ctx, cfg.bin, env, "client", "-impl", im.Name, "-addr", addr,
+	cli, err := startProc(ctx, e.bin, env, "client", "-impl", name, "-addr", addr,
 		"-c", strconv.Itoa(c), "-n", strconv.Itoa(n), "-warmup", strconv.Itoa(warm))
 	if err != nil {
 		return err
@@ -229,6 +258,7 @@ func measureInto(ctx context.Context, cfg *runConfig, im *impl.Impl, c, n int, r
 	if err != nil {
 		return err
 	}
+	scpu0, ccpu0 := srv.cpu(), cli.cpu()
 	if err := say0(cli.in, "go"); err != nil {
 		return err
 	}
@@ -236,6 +266,7 @@ func measureInto(ctx context.Context, cfg *runConfig, im *impl.Impl, c, n int, r
 	if err != nil {
 		return err
 	}
+	scpu1, ccpu1 := srv.cpu(), cli.cpu()
 	m1, t1, err := srv.mem(ctx)
 	if err != nil {
 		return err
@@ -254,6 +285,10 @@ func measureInto(ctx context.Context, cfg *runConfig, im *impl.Impl, c, n int, r
 	r.ClientBytes = float64(cr.TotalAlloc) / calls
 	r.ServerAllocs = float64(m1-m0) / calls
 	r.ServerBytes = float64(t1-t0) / calls
+	if scpu0 >= 0 && scpu1 >= 0 && ccpu0 >= 0 && ccpu1 >= 0 {
+		r.ClientCPU = float64(ccpu1-ccpu0) / float64(time.Microsecond) / calls
+		r.ServerCPU = float64(scpu1-scpu0) / float64(time.Microsecond) / calls
+	}
 	r.Errors = cr.Errors
 	r.FirstError = cr.FirstError
 	if err := cli.stop(ctx); err != nil {

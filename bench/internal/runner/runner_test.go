@@ -51,8 +51,12 @@ func TestParseRun(t *testing.T) {
 		}},
 		{[]string{"-quick", "-out", "x"}, false, func(c *runConfig) bool { return c.out == "x" }},
 		{[]string{"-impls", "grpc, netrpc", "-c", "8"}, false, func(c *runConfig) bool {
-			return len(c.impls) == 2 && c.impls[1].Name == "netrpc" && c.conc[0] == 8
+			return len(c.impls) == 2 && c.impls[1].name == "netrpc" && c.impls[1].bin == c.bin && c.conc[0] == 8
 		}},
+		{[]string{"-impls", "netrpc,netrpc@/bin/sh"}, false, func(c *runConfig) bool {
+			return len(c.impls) == 2 && c.impls[1].name == "netrpc@sh" && c.impls[1].bin == "/bin/sh" && c.impls[1].im.Name == "netrpc@sh"
+		}},
+		{[]string{"-impls", "netrpc@/no/such/binary"}, true, nil},
 		{[]string{"-impls", "nope"}, true, nil},
 		{[]string{"-impls", ""}, true, nil},
 		{[]string{"-c", "0"}, true, nil},
@@ -187,5 +191,20 @@ func TestRun(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("table lacks netrpc:\n%s", stdout.String())
+	}
+}
+
+func TestParseStatCPU(t *testing.T) {
+	// utime 250 and stime 50 ticks; the name holds spaces and a ')'.
+	line := "4242 (bench (x) y) S 1 4242 4242 0 -1 4194560 800 0 0 0 250 50 0 0 20 0 4 0 100 0 0"
+	got, err := parseStatCPU(line)
+	if err != nil || got != 3*time.Second {
+		t.Fatalf("parseStatCPU = %v, %v; want 3s", got, err)
+	}
+	if _, err := parseStatCPU("4242 (x) S 1"); err == nil {
+		t.Fatal("short line: no error")
+	}
+	if d, err := procCPU(os.Getpid()); err != nil || d < 0 {
+		t.Fatalf("procCPU(self) = %v, %v", d, err)
 	}
 }

@@ -96,7 +96,7 @@ func providerMain(name string) int {
 	if err != nil {
 		return fail(err)
 	}
-	opts := []rt.Option{rt.WithRegistry(reg), rt.WithApp("suite-store"), rt.WithLogger(logger),
+	opts := []rt.ServerOption{rt.WithRegistry(reg), rt.WithApp("suite-store"), rt.WithLogger(logger),
 		rt.WithDeregisterWait(300 * time.Millisecond)}
 	if inj != nil {
 		opts = append(opts, rt.WithServerInterceptors(inj.Interceptor()))

@@ -1,17 +1,17 @@
-package rt
+package conn
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"time"
 
+	"github.com/yrpc/yrpc/rt/internal/sock"
 	"github.com/yrpc/yrpc/rt/wire"
 )
 
-// Reading a client connection. One goroutine at a time holds the read
+// Reading a connection. One goroutine at a time holds the read
 // role and reads frames, handing each response to its caller:
 //
 //   - A caller that finds the role free after sending its request takes it
@@ -43,8 +43,8 @@ const idleReadAfter = 5 * time.Millisecond
 // while nobody was reading it, and fails the connection if so. When the
 // read role is held it costs an atomic load (the holder notices a close
 // at once); when it is free, a non-blocking peek syscall.
-func (c *clientConn) closedWhileUnread() bool {
-	if c.readHeld.Load() || !c.peek.peerClosed() {
+func (c *Conn) closedWhileUnread() bool {
+	if c.readHeld.Load() || !c.peek.PeerClosed() {
 		return false
 	}
 	c.fail(io.EOF)
@@ -53,7 +53,7 @@ func (c *clientConn) closedWhileUnread() bool {
 
 // setReading records whether a goroutine holds the read role. Called with
 // mu held.
-func (c *clientConn) setReading(v bool) {
+func (c *Conn) setReading(v bool) {
 	c.reading = v
 	c.readHeld.Store(v)
 }
@@ -62,7 +62,7 @@ func (c *clientConn) setReading(v bool) {
 // sent: as the leader when the read role is free, else for the role's
 // holder to hand the response over. A leader whose call was alone on the
 // connection polls the socket before it parks (see WithSpinWait).
-func (c *clientConn) awaitLeading(ctx context.Context, deadline time.Time, id uint32, m *MethodDesc, cs *callState, alone bool) error {
+func (c *Conn) awaitLeading(ctx context.Context, r *Request, id uint32, p *Pending, alone bool) error {
 	c.mu.Lock()
 	lead := !c.reading && c.err == nil
 	if lead {
@@ -71,16 +71,16 @@ func (c *clientConn) awaitLeading(ctx context.Context, deadline time.Time, id ui
 	}
 	c.mu.Unlock()
 	if !lead {
-		return c.await(ctx, deadline, id, m, cs)
+		return c.await(ctx, r, id, p)
 	}
 	// The deadline is set before the interrupt is registered, so that an
 	// interrupt (a deadline in the past) always comes after it.
-	c.setReadDeadline(deadline)
+	c.setReadDeadline(r.Deadline)
 	var stop func() bool
 	if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, c.interrupt)
 	}
-	err := c.lead(ctx, deadline, id, m, cs, alone)
+	err := c.lead(ctx, r, id, p, alone)
 	if stop != nil {
 		stop()
 	}
@@ -90,16 +90,16 @@ func (c *clientConn) awaitLeading(ctx context.Context, deadline time.Time, id ui
 // lead reads frames as the role's holder until the response of call id
 // arrives, the call's deadline passes or its context ends; then it lets
 // the role go. The read deadline is set already.
-func (c *clientConn) lead(ctx context.Context, deadline time.Time, id uint32, m *MethodDesc, cs *callState, alone bool) error {
+func (c *Conn) lead(ctx context.Context, r *Request, id uint32, p *Pending, alone bool) error {
 	for {
 		select {
-		case <-cs.done:
+		case <-p.done:
 			c.release()
-			return cs.result()
+			return p.result()
 		default:
 		}
 		if alone && c.r.Buffered() == 0 {
-			c.peek.await(c.o.spinWait, c.o.spinGate) // see WithSpinWait
+			c.peek.Await(c.cfg.SpinWait, c.cfg.SpinGate) // see rt.WithSpinWait
 		}
 		f, err := c.r.Next()
 		switch {
@@ -108,17 +108,17 @@ func (c *clientConn) lead(ctx context.Context, deadline time.Time, id uint32, m 
 		case !errors.Is(err, os.ErrDeadlineExceeded):
 			c.fail(err) // answers every pending call, this one too
 		case ctx.Err() != nil:
-			return c.giveUp(id, cs, ctxError(ctx.Err(), m.FullName))
-		case !deadline.IsZero() && !time.Now().Before(deadline):
-			return c.giveUp(id, cs, Errorf(DeadlineExceeded, "%s: deadline exceeded waiting for %s", m.FullName, c.addr))
+			return c.giveUp(id, p, ctxError(ctx.Err(), r.Name))
+		case !r.Deadline.IsZero() && !time.Now().Before(r.Deadline):
+			return c.giveUp(id, p, errorf(DeadlineExceeded, "%s: deadline exceeded waiting for %s", r.Name, c.addr))
 		default:
 			// The interrupt of a context that ended after its call did:
 			// read on. The context is looked at again once the deadline
 			// is back: its interrupt may have come in between.
 			c.rdlSet = false
-			c.setReadDeadline(deadline)
+			c.setReadDeadline(r.Deadline)
 			if ctx.Err() != nil {
-				return c.giveUp(id, cs, ctxError(ctx.Err(), m.FullName))
+				return c.giveUp(id, p, ctxError(ctx.Err(), r.Name))
 			}
 		}
 	}
@@ -126,11 +126,11 @@ func (c *clientConn) lead(ctx context.Context, deadline time.Time, id uint32, m 
 
 // giveUp ends a leading call that will not wait for its response: it lets
 // the role go, then abandons the call as a waiting caller would.
-func (c *clientConn) giveUp(id uint32, cs *callState, err error) error {
+func (c *Conn) giveUp(id uint32, p *Pending, err error) error {
 	if !c.takePending(id) {
 		c.release()
-		<-cs.done
-		return cs.result()
+		<-p.done
+		return p.result()
 	}
 	c.release()
 	c.sendCancel(id)
@@ -139,7 +139,7 @@ func (c *clientConn) giveUp(id uint32, cs *callState, err error) error {
 
 // release lets the read role go: to the background goroutine when calls
 // are pending, else to nobody until the idle watch hands it over.
-func (c *clientConn) release() {
+func (c *Conn) release() {
 	c.mu.Lock()
 	handOff := len(c.pending) > 0 && c.err == nil
 	c.setReading(handOff)
@@ -153,7 +153,7 @@ func (c *clientConn) release() {
 
 // background is the connection's own reading goroutine: it waits for the
 // role to be handed to it, then reads while calls are pending.
-func (c *clientConn) background() {
+func (c *Conn) background() {
 	for {
 		select {
 		case <-c.wake:
@@ -168,7 +168,7 @@ func (c *clientConn) background() {
 
 // readPending reads frames while calls are pending, then lets the role go.
 // It returns false once the connection failed.
-func (c *clientConn) readPending() bool {
+func (c *Conn) readPending() bool {
 	for {
 		c.setReadDeadline(time.Time{})
 		f, err := c.r.Next()
@@ -198,7 +198,7 @@ func (c *clientConn) readPending() bool {
 
 // setReadDeadline sets the connection's read deadline to d unless it is
 // set to d already. Only the role's holder calls it.
-func (c *clientConn) setReadDeadline(d time.Time) {
+func (c *Conn) setReadDeadline(d time.Time) {
 	if c.rdlSet && c.rdl.Equal(d) {
 		return
 	}
@@ -208,38 +208,38 @@ func (c *clientConn) setReadDeadline(d time.Time) {
 
 // handle acts on one frame read by the role's holder. It returns false
 // when the connection has failed.
-func (c *clientConn) handle(f *wire.Frame) bool {
+func (c *Conn) handle(f *wire.Frame) bool {
 	c.frames.Add(1)
 	switch f.Type {
 	case wire.TypeResponse:
 		c.mu.Lock()
-		cs := c.pending[f.ID]
+		p := c.pending[f.ID]
 		delete(c.pending, f.ID)
 		c.mu.Unlock()
-		if cs == nil {
+		if p == nil {
 			return true // canceled or timed out: the caller is gone
 		}
-		cs.err = c.decode(f, cs)
-		cs.done <- struct{}{}
+		p.err = p.decode(f, c.addr)
+		p.done <- struct{}{}
 		if c.retiredIdle() {
-			c.fail(Errorf(Unavailable, "%s went away", c.addr))
+			c.fail(errorf(Unavailable, "%s went away", c.addr))
 			return false
 		}
 	case wire.TypePing:
 		id := f.ID
-		_ = c.w.write(func(b []byte) []byte {
+		_ = c.w.Write(func(b []byte) []byte {
 			return wire.AppendFrame(b, &wire.Header{Type: wire.TypePong, ID: id}, nil, nil)
-		}, writeQueued) // the reader must not block on a peer that does not read
+		}, sock.Queued) // the reader must not block on a peer that does not read
 	case wire.TypePong:
 		c.pinged.Store(false)
 	case wire.TypeGoAway:
 		c.retire()
 		if c.retiredIdle() {
-			c.fail(Errorf(Unavailable, "%s went away", c.addr))
+			c.fail(errorf(Unavailable, "%s went away", c.addr))
 			return false
 		}
 	default:
-		c.fail(fmt.Errorf("rt: unexpected %s frame from server %s", f.Type, c.addr))
+		c.fail(errorf(Unavailable, "unexpected %s frame from server %s", f.Type, c.addr))
 		return false
 	}
 	return true
@@ -248,7 +248,7 @@ func (c *clientConn) handle(f *wire.Frame) bool {
 // watchIdle starts the idle watch unless it runs already. It keeps itself
 // running while callers lead and stops once it handed the role over, so
 // it costs no timer operation per call.
-func (c *clientConn) watchIdle() {
+func (c *Conn) watchIdle() {
 	if !c.watching.Load() && c.watching.CompareAndSwap(false, true) {
 		c.idle.Reset(idleReadAfter)
 	}
@@ -256,7 +256,7 @@ func (c *clientConn) watchIdle() {
 
 // idleWatch runs every idleReadAfter while the role is free: after a
 // period in which no caller led, the background goroutine takes the role.
-func (c *clientConn) idleWatch() {
+func (c *Conn) idleWatch() {
 	c.mu.Lock()
 	switch {
 	case c.err != nil || c.reading:

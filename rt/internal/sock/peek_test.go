@@ -1,6 +1,6 @@
 //go:build unix
 
-package rt
+package sock
 
 import (
 	"io"
@@ -15,17 +15,17 @@ import (
 func TestPeerClosed(t *testing.T) {
 	cli, srv := tcpPair(t)
 
-	p := newPeeker(cli)
-	if p.peerClosed() {
+	p := NewPeeker(cli)
+	if p.PeerClosed() {
 		t.Fatal("open connection, nothing to read: peerClosed = true")
 	}
-	if n := testing.AllocsPerRun(100, func() { p.peerClosed() }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { p.PeerClosed() }); n != 0 {
 		t.Errorf("peerClosed allocates %v times per call, want 0", n)
 	}
 	if _, err := srv.Write([]byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	if p.peerClosed() {
+	if p.PeerClosed() {
 		t.Fatal("open connection with a byte waiting: peerClosed = true")
 	}
 	b := make([]byte, 1)
@@ -36,7 +36,7 @@ func TestPeerClosed(t *testing.T) {
 	srv.Close()
 	closed := false
 	for i := 0; i < 100000 && !closed; i++ {
-		closed = p.peerClosed()
+		closed = p.PeerClosed()
 		runtime.Gosched()
 	}
 	if !closed {
@@ -47,7 +47,7 @@ func TestPeerClosed(t *testing.T) {
 	p1, p2 := net.Pipe()
 	defer p1.Close()
 	p2.Close()
-	if newPeeker(p1).peerClosed() {
+	if NewPeeker(p1).PeerClosed() {
 		t.Fatal("net.Pipe: peerClosed = true, want false (no peek there)")
 	}
 }
@@ -87,16 +87,16 @@ func tcpPair(t *testing.T) (cli, srv net.Conn) {
 // that run out of budget make the connection skip ever more chances.
 func TestAwait(t *testing.T) {
 	cli, srv := tcpPair(t)
-	p, gate := newPeeker(cli), newSpinGate()
+	p, gate := NewPeeker(cli), NewSpinGate()
 
 	if _, err := srv.Write([]byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	p.await(time.Minute, gate)
+	p.Await(time.Minute, gate)
 	if p.misses != 0 || p.skip != 0 {
 		t.Fatalf("input waiting: misses %d, skip %d; want 0, 0 (the poll did not see it)", p.misses, p.skip)
 	}
-	if n := testing.AllocsPerRun(100, func() { p.await(time.Minute, gate) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { p.Await(time.Minute, gate) }); n != 0 {
 		t.Errorf("await allocates %v times per call, want 0", n)
 	}
 	b := make([]byte, 1)
@@ -107,12 +107,12 @@ func TestAwait(t *testing.T) {
 	// Nothing comes: each miss doubles the chances skipped, up to the cap.
 	want := []int{1, 3, 7, 15, 31, 63, 63}
 	for i, w := range want {
-		p.await(time.Microsecond, gate)
+		p.Await(time.Microsecond, gate)
 		if p.misses != w || p.skip != w {
 			t.Fatalf("miss %d: misses %d, skip %d; want %d, %d", i+1, p.misses, p.skip, w, w)
 		}
 		for range w {
-			p.await(time.Minute, gate) // skipped: would block a minute otherwise
+			p.Await(time.Minute, gate) // skipped: would block a minute otherwise
 		}
 		if p.skip != 0 {
 			t.Fatalf("after %d skips, skip = %d", w, p.skip)
@@ -126,7 +126,7 @@ func TestAwait(t *testing.T) {
 	if _, err := srv.Write([]byte("y")); err != nil {
 		t.Fatal(err)
 	}
-	p.await(time.Minute, gate)
+	p.Await(time.Minute, gate)
 	if p.misses != 0 {
 		t.Fatalf("misses = %d after a poll that saw input, want 0", p.misses)
 	}
@@ -135,12 +135,12 @@ func TestAwait(t *testing.T) {
 	p1, p2 := net.Pipe()
 	defer p1.Close()
 	defer p2.Close()
-	newPeeker(p1).await(time.Minute, gate)
+	NewPeeker(p1).Await(time.Minute, gate)
 }
 
 // The gate lets at most max pollers in.
 func TestSpinGate(t *testing.T) {
-	g := &spinGate{max: 2}
+	g := &SpinGate{max: 2}
 	if !g.enter() || !g.enter() {
 		t.Fatal("the first two may enter")
 	}
@@ -151,29 +151,29 @@ func TestSpinGate(t *testing.T) {
 	if !g.enter() {
 		t.Fatal("no one may enter after one left")
 	}
-	if newSpinGate().max < 1 {
+	if NewSpinGate().max < 1 {
 		t.Fatal("a new gate lets no one in")
 	}
 }
 
-// loneAvg passes connections that carry about one call at a time, not a
+// LoneAvg passes connections that carry about one call at a time, not a
 // loaded one whose load dips for a moment.
 func TestLoneAvg(t *testing.T) {
-	var a loneAvg
+	var a LoneAvg
 	for i := range 50 {
-		if !a.add(1) {
+		if !a.Add(1) {
 			t.Fatalf("sample %d of 1 call: not alone", i+1)
 		}
 	}
 	for range 50 {
-		a.add(64)
+		a.Add(64)
 	}
-	if a.add(1) || a.add(0) {
+	if a.Add(1) || a.Add(0) {
 		t.Fatal("a connection with 64 calls in flight passed as alone after one dip")
 	}
 	alone := false
 	for range 50 {
-		alone = a.add(1)
+		alone = a.Add(1)
 	}
 	if !alone {
 		t.Fatal("back to one call at a time, still not alone")

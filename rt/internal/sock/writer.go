@@ -1,4 +1,4 @@
-package rt
+package sock
 
 import (
 	"net"
@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// connWriter batches frames onto one connection. A goroutine that appends a
+// Writer batches frames onto one connection. A goroutine that appends a
 // frame while nobody is writing writes it itself, with no hand-off (the
 // common case at low load). Frames appended while a write is in progress
 // wait in a buffer that the background loop flushes with one syscall, so
 // under load many frames share each write.
-type connWriter struct {
+type Writer struct {
 	nc   net.Conn
 	kick chan struct{} // wakes loop; capacity 1
 
@@ -28,31 +28,31 @@ type connWriter struct {
 
 const maxIdleWriteBuf = 1 << 20 // larger buffers are dropped after use
 
-func newConnWriter(nc net.Conn) *connWriter {
-	return &connWriter{nc: nc, kick: make(chan struct{}, 1), buf: make([]byte, 0, 16<<10), spare: make([]byte, 0, 16<<10)}
+func NewWriter(nc net.Conn) *Writer {
+	return &Writer{nc: nc, kick: make(chan struct{}, 1), buf: make([]byte, 0, 16<<10), spare: make([]byte, 0, 16<<10)}
 }
 
-// writeMode says when a frame handed to connWriter.write goes out.
-type writeMode uint8
+// WriteMode says when a frame handed to Writer.write goes out.
+type WriteMode uint8
 
 const (
-	// writeQueued hands the frame to the writer loop, which lets other
+	// Queued hands the frame to the writer loop, which lets other
 	// goroutines add theirs before it writes them all with one syscall.
-	writeQueued writeMode = iota
-	// writeDirect writes the frame on the calling goroutine when nobody
+	Queued WriteMode = iota
+	// Direct writes the frame on the calling goroutine when nobody
 	// else is writing: no hand-off, the lowest latency when the
 	// connection has no other call in flight.
-	writeDirect
-	// writeHeld only appends the frame: the caller is about to add more
+	Direct
+	// Held only appends the frame: the caller is about to add more
 	// and promises to call flushHeld, so that a batch of frames goes out
 	// with one syscall and no hand-off. A concurrent writer may send the
 	// frame earlier, and past maxHeldBytes it is written as with
-	// writeDirect, so that the peer can start on the first answers of a
+	// Direct, so that the peer can start on the first answers of a
 	// long batch while the rest are computed.
-	writeHeld
+	Held
 )
 
-// maxHeldBytes bounds the frames held back by writeHeld (measured at 64
+// maxHeldBytes bounds the frames held back by Held (measured at 64
 // and 256 concurrent calls: 8–16 KiB did at least as well as holding a
 // whole 64 KiB read's answers, and starts the peer sooner).
 const maxHeldBytes = 16 << 10
@@ -61,8 +61,8 @@ const maxHeldBytes = 16 << 10
 // says. fn must append the whole frame to its argument and return the
 // result; it runs under the writer's lock, so it must be quick and must
 // not call back.
-func (w *connWriter) write(fn func([]byte) []byte, mode writeMode) error {
-	return w.writeBefore(fn, mode, time.Time{})
+func (w *Writer) Write(fn func([]byte) []byte, mode WriteMode) error {
+	return w.WriteBefore(fn, mode, time.Time{})
 }
 
 // writeBefore is write for a caller with a deadline (zero: none): if the
@@ -70,7 +70,7 @@ func (w *connWriter) write(fn func([]byte) []byte, mode writeMode) error {
 // connection with it, so that a peer that stops reading cannot hold the
 // caller past its deadline. The frames of others queued behind a stalled
 // write are lost with the connection, as they would be when it breaks.
-func (w *connWriter) writeBefore(fn func([]byte) []byte, mode writeMode, dl time.Time) error {
+func (w *Writer) WriteBefore(fn func([]byte) []byte, mode WriteMode, dl time.Time) error {
 	w.mu.Lock()
 	if w.err != nil {
 		err := w.err
@@ -78,12 +78,12 @@ func (w *connWriter) writeBefore(fn func([]byte) []byte, mode writeMode, dl time
 		return err
 	}
 	w.buf = fn(w.buf)
-	if w.flushing || mode == writeHeld && len(w.buf) < maxHeldBytes {
+	if w.flushing || mode == Held && len(w.buf) < maxHeldBytes {
 		w.mu.Unlock()
 		return nil
 	}
 	w.flushing = true
-	if mode == writeQueued {
+	if mode == Queued {
 		w.kickLocked()
 		w.mu.Unlock()
 		return nil
@@ -92,10 +92,10 @@ func (w *connWriter) writeBefore(fn func([]byte) []byte, mode writeMode, dl time
 	return w.flushOwned(dl)
 }
 
-// flushHeld writes the frames appended with writeHeld, on the calling
+// flushHeld writes the frames appended with Held, on the calling
 // goroutine, unless another goroutine is writing already (it writes them
 // too).
-func (w *connWriter) flushHeld() error {
+func (w *Writer) FlushHeld() error {
 	w.mu.Lock()
 	if w.flushing || w.err != nil || len(w.buf) == 0 {
 		err := w.err
@@ -110,7 +110,7 @@ func (w *connWriter) flushHeld() error {
 // flushOwned writes what is pending, failing at dl (zero: never); the
 // caller has set flushing. Frames added during the write are left to the
 // loop, so the caller can go on.
-func (w *connWriter) flushOwned(dl time.Time) error {
+func (w *Writer) flushOwned(dl time.Time) error {
 	more, err := w.flush(dl)
 	if more {
 		w.mu.Lock()
@@ -122,7 +122,7 @@ func (w *connWriter) flushOwned(dl time.Time) error {
 
 // kickLocked wakes the loop. Called with mu held and flushing set: the loop
 // owns the socket from now on.
-func (w *connWriter) kickLocked() {
+func (w *Writer) kickLocked() {
 	if w.done {
 		w.flushing = false
 		return
@@ -137,7 +137,7 @@ func (w *connWriter) kickLocked() {
 // never); the caller must own the socket (flushing set). It reports
 // whether frames are pending again, in which case the caller still owns
 // the socket; otherwise flushing is cleared.
-func (w *connWriter) flush(dl time.Time) (more bool, err error) {
+func (w *Writer) flush(dl time.Time) (more bool, err error) {
 	w.mu.Lock()
 	if w.done || w.err != nil || len(w.buf) == 0 {
 		w.flushing = false
@@ -174,7 +174,7 @@ func (w *connWriter) flush(dl time.Time) (more bool, err error) {
 }
 
 // fail records err and drops pending frames. Called with mu held.
-func (w *connWriter) fail(err error) {
+func (w *Writer) fail(err error) {
 	if w.err == nil {
 		w.err = err
 	}
@@ -184,7 +184,7 @@ func (w *connWriter) fail(err error) {
 
 // loop writes frames handed to it by write until close. It runs in its own
 // goroutine for the life of the connection.
-func (w *connWriter) loop() {
+func (w *Writer) Loop() {
 	for range w.kick {
 		for more := true; more; {
 			w.gather()
@@ -200,7 +200,7 @@ func (w *connWriter) loop() {
 // concurrent calls, this halved the client's write syscalls (about 17
 // frames per write instead of 10); when frames come one at a time it
 // costs one yield.
-func (w *connWriter) gather() {
+func (w *Writer) gather() {
 	n := w.pending()
 	for range maxGather {
 		runtime.Gosched()
@@ -218,7 +218,7 @@ const (
 )
 
 // pending returns the number of bytes waiting to be written.
-func (w *connWriter) pending() int {
+func (w *Writer) pending() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.buf)
@@ -226,7 +226,7 @@ func (w *connWriter) pending() int {
 
 // close stops the loop; frames not yet written are dropped. It does not
 // close the connection.
-func (w *connWriter) close(err error) {
+func (w *Writer) Close(err error) {
 	w.mu.Lock()
 	if w.done {
 		w.mu.Unlock()
@@ -240,7 +240,7 @@ func (w *connWriter) close(err error) {
 
 // flushed reports whether nothing is waiting to be written (for graceful
 // shutdown).
-func (w *connWriter) flushed() bool {
+func (w *Writer) Flushed() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return !w.flushing && len(w.buf) == 0

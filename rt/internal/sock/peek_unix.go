@@ -1,6 +1,6 @@
 //go:build unix
 
-package rt
+package sock
 
 import (
 	"net"
@@ -10,10 +10,10 @@ import (
 	"time"
 )
 
-// peeker tells whether the peer of a connection has closed it (or reset
+// Peeker tells whether the peer of a connection has closed it (or reset
 // it), without reading anything and without waiting: a non-blocking
 // MSG_PEEK. Built once per connection, it does not allocate per peek.
-type peeker struct {
+type Peeker struct {
 	rc     syscall.RawConn // nil: not a socket, never closed by this test
 	fn     func(uintptr)   // p.peek, bound once
 	mu     sync.Mutex      // one peek at a time; the others skip theirs
@@ -25,8 +25,8 @@ type peeker struct {
 	misses, skip int           // await's back-off; guarded by mu
 }
 
-func newPeeker(nc net.Conn) *peeker {
-	p := &peeker{}
+func NewPeeker(nc net.Conn) *Peeker {
+	p := &Peeker{}
 	if sc, ok := nc.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
 			p.rc = rc
@@ -40,7 +40,7 @@ func newPeeker(nc net.Conn) *peeker {
 // peerClosed reports whether the peer closed the connection. It reports
 // false for connections that are not sockets, and when another goroutine
 // is peeking at the same moment.
-func (p *peeker) peerClosed() bool {
+func (p *Peeker) PeerClosed() bool {
 	if p.rc == nil || !p.mu.TryLock() {
 		return false
 	}
@@ -53,7 +53,7 @@ func (p *peeker) peerClosed() bool {
 	return p.closed || err != nil // err: the connection is closed here
 }
 
-func (p *peeker) peek(fd uintptr) {
+func (p *Peeker) peek(fd uintptr) {
 	n, _, err := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	p.closed = n == 0 && err == nil || err == syscall.ECONNRESET || err == syscall.EPIPE
 }
@@ -66,7 +66,7 @@ func (p *peeker) peek(fd uintptr) {
 // polls. A poll that runs out of budget makes the connection
 // skip the next 1, 3, 7, ... up to maxSpinSkip chances, so a slow or idle
 // peer costs little; gate bounds the pollers of one Client or Server.
-func (p *peeker) await(budget time.Duration, gate *spinGate) {
+func (p *Peeker) Await(budget time.Duration, gate *SpinGate) {
 	if budget <= 0 || p.rc == nil || !p.mu.TryLock() {
 		return
 	}
@@ -98,7 +98,7 @@ func (p *peeker) await(budget time.Duration, gate *spinGate) {
 	p.skip = p.misses
 }
 
-func (p *peeker) poll(fd uintptr) {
+func (p *Peeker) poll(fd uintptr) {
 	n, _, err := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	p.ready = n > 0 || err != syscall.EAGAIN
 }

@@ -1,0 +1,94 @@
+package rt
+
+import (
+	"context"
+	"net"
+	"time"
+
+	"github.com/yrpc/yrpc/rt/balance"
+)
+
+// clientConfig is a Client's configuration.
+type clientConfig struct {
+	sharedConfig
+	addrs        []string
+	dialer       Dialer
+	dialTimeout  time.Duration
+	poolSize     int
+	interceptors []ClientInterceptor
+	timeout      time.Duration
+	balancer     balance.Builder // nil: the schema's, else p2c
+	retryRatio   float64
+	retryFloor   float64
+	debug        bool
+}
+
+func newClientConfig(opts []ClientOption) clientConfig {
+	c := clientConfig{
+		sharedConfig: defaultShared(),
+		poolSize:     1,
+		dialTimeout:  3 * time.Second,
+		retryRatio:   0.1,
+		retryFloor:   10,
+	}
+	for _, o := range opts {
+		o.applyToClient(&c)
+	}
+	c.finish()
+	if c.dialer == nil {
+		d := &net.Dialer{Timeout: c.dialTimeout}
+		c.dialer = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
+	}
+	c.poolSize = max(c.poolSize, 1)
+	return c
+}
+
+// clientOption sets what only a Client has.
+type clientOption func(*clientConfig)
+
+func (f clientOption) applyToClient(c *clientConfig) { f(c) }
+
+// WithAddrs makes the client call a fixed list of providers (a
+// registry.Static, "host:port" each), for every service.
+func WithAddrs(addrs ...string) ClientOption {
+	return clientOption(func(c *clientConfig) { c.addrs = append([]string(nil), addrs...) })
+}
+
+// WithDialer sets how the client connects, e.g. an in-memory network
+// (memnet.Network.Dial) or a net.Dialer with other settings. Default: TCP
+// with a 3 s connect timeout.
+func WithDialer(d Dialer) ClientOption { return clientOption(func(c *clientConfig) { c.dialer = d }) }
+
+// WithPoolSize sets the number of connections per provider. Default 1.
+func WithPoolSize(n int) ClientOption { return clientOption(func(c *clientConfig) { c.poolSize = n }) }
+
+// WithClientInterceptors adds client interceptors; the first is outermost.
+func WithClientInterceptors(is ...ClientInterceptor) ClientOption {
+	return clientOption(func(c *clientConfig) { c.interceptors = append(c.interceptors, is...) })
+}
+
+// WithTimeout sets the client's default call timeout for methods whose
+// schema sets none. Default: none (the caller's context decides).
+func WithTimeout(d time.Duration) ClientOption {
+	return clientOption(func(c *clientConfig) { c.timeout = d })
+}
+
+// WithBalancer sets the balancer of every service the client calls,
+// overriding the schema's Balance annotation: one of package balance's
+// (balance.NewP2C(balance.Options{}), balance.NewConsistentHash with
+// BoundedLoad, ...) or a Builder of your own. Default: the schema's
+// balancer, else p2c.
+func WithBalancer(b balance.Builder) ClientOption {
+	return clientOption(func(c *clientConfig) { c.balancer = b })
+}
+
+// WithRetryBudget limits retries to ratio times the recent first attempts
+// plus floor per second (defaults 0.1 and 10), so that a dead cluster does
+// not multiply the load.
+func WithRetryBudget(ratio, floor float64) ClientOption {
+	return clientOption(func(c *clientConfig) { c.retryRatio, c.retryFloor = ratio, floor })
+}
+
+// WithDebug makes the client log, at debug level, why each call's
+// candidates were excluded (draining, tags, open breakers, failed attempts).
+func WithDebug(on bool) ClientOption { return clientOption(func(c *clientConfig) { c.debug = on }) }

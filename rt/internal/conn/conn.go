@@ -1,0 +1,363 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/yrpc/yrpc/rt/internal/sock"
+	"github.com/yrpc/yrpc/rt/wire"
+)
+
+// Config is what the connections of one client share. It is read only.
+type Config struct {
+	// Dial opens a transport connection to addr.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
+	// Preface is what this side announces.
+	Preface wire.Preface
+	// MaxFrame is the largest frame this side accepts.
+	MaxFrame int
+	// Compress is the body size from which requests are compressed when
+	// lz4 was negotiated; 0: never.
+	Compress int
+	// Compressors pools *wire.Compressor values.
+	Compressors *sync.Pool
+	// SpinWait and SpinGate: see sock.Peeker.Await.
+	SpinWait time.Duration
+	SpinGate *sock.SpinGate
+	// Now is the client's clock, for redial backoff.
+	Now func() time.Time
+	// PoolSize is the number of connections per address (at least 1).
+	PoolSize int
+}
+
+// Conn is one multiplexed connection to a provider. Calls register in
+// pending under a fresh request id, write their frame through the batching
+// writer, and then either read the connection themselves or wait on their
+// own channel for the goroutine that reads it (see read.go). No goroutine
+// is started per call.
+type Conn struct {
+	addr string
+	nc   net.Conn
+	w    *sock.Writer
+	cfg  *Config
+	comp bool   // lz4 negotiated
+	max  uint32 // the server's max frame size
+
+	mu       sync.Mutex
+	pending  map[uint32]*Pending
+	nextID   uint32
+	inFlight sock.LoneAvg // calls pending when one is sent
+	err      error        // set once the connection is dead
+	goaway   bool         // the server is shutting down: no new calls
+	// unusable is set with err or goaway, for lock-free reads.
+	unusable atomic.Bool
+
+	frames   atomic.Uint64 // frames read, for the heartbeat
+	hbFrames uint64        // frames at the heartbeat's last run; its own
+	hbSince  time.Time     // when the heartbeat last saw new frames; its own
+	pinged   atomic.Bool
+	done     chan struct{}
+
+	// The read role (see read.go).
+	r         *wire.Reader  // read by the role's holder only
+	reading   bool          // a goroutine holds the role; guarded by mu
+	readHeld  atomic.Bool   // reading, for lock-free reads
+	peek      *sock.Peeker  // tells a close by the server while unread
+	leads     uint64        // calls that read for themselves; guarded by mu
+	seenLeads uint64        // leads at the idle watch's last run; guarded by mu
+	wake      chan struct{} // hands the role to the background goroutine; capacity 1
+	rdl       time.Time     // the read deadline last set; the holder's
+	rdlSet    bool          // rdl is the connection's read deadline
+	interrupt func()        // makes a blocked read return (for context.AfterFunc)
+	idle      *time.Timer   // runs idleWatch
+	watching  atomic.Bool   // idle is running
+}
+
+// prefaceTimeout bounds the connection preface exchange.
+const prefaceTimeout = 10 * time.Second
+
+// dial connects to addr and exchanges prefaces.
+func dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
+	nc, err := cfg.Dial(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(prefaceTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = nc.SetDeadline(deadline)
+	if _, err := nc.Write(wire.AppendPreface(nil, cfg.Preface)); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	peer, err := wire.ReadPreface(nc)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	_ = nc.SetDeadline(time.Time{})
+	c := &Conn{
+		addr: addr, nc: nc, w: sock.NewWriter(nc), cfg: cfg,
+		comp:    cfg.Preface.Negotiate(peer).Has(wire.FeatureLZ4),
+		max:     peer.MaxFrameSize,
+		pending: make(map[uint32]*Pending),
+		done:    make(chan struct{}),
+		r:       wire.NewReader(nc, wire.ReaderOptions{MaxFrameSize: cfg.MaxFrame}),
+		wake:    make(chan struct{}, 1),
+		peek:    sock.NewPeeker(nc),
+	}
+	c.interrupt = func() { _ = nc.SetReadDeadline(time.Unix(1, 0)) } // in the past
+	c.idle = time.AfterFunc(time.Hour, c.idleWatch)
+	c.idle.Stop()
+	go c.w.Loop()
+	go c.background()
+	c.watchIdle()
+	return c, nil
+}
+
+// Addr is the address the connection was dialed at.
+func (c *Conn) Addr() string { return c.addr }
+
+// usable reports whether new calls may use the connection.
+func (c *Conn) usable() bool {
+	return !c.unusable.Load()
+}
+
+// LostWith reports whether err (as Call returned it) is the failure of
+// the whole connection, which every call in flight on it received, rather
+// than of one call.
+func (c *Conn) LostWith(err error) bool {
+	var ns *NotSent
+	if errors.As(err, &ns) {
+		err = ns.Err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err != nil && err == c.err
+}
+
+// failure returns the error the connection failed with, nil while it
+// has not.
+func (c *Conn) failure() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// retire stops new calls on the connection; calls in flight finish.
+func (c *Conn) retire() {
+	c.mu.Lock()
+	c.goaway = true
+	c.unusable.Store(true)
+	c.mu.Unlock()
+}
+
+// retiredIdle reports whether the connection is retired and has no calls
+// left, so it can be closed.
+func (c *Conn) retiredIdle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.goaway && c.err == nil && len(c.pending) == 0
+}
+
+// Call sends r and waits for its response (decoded into r.Resp), the
+// context or r's deadline. Errors are *Error values, wrapped in *NotSent
+// when the call provably did not run.
+func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
+	h := wire.Header{Type: wire.TypeRequest, Method: r.Method}
+	if r.Oneway {
+		h.Type = wire.TypeOneway
+	}
+	if !r.Deadline.IsZero() {
+		h.Timeout = time.Until(r.Deadline)
+		if h.Timeout <= 0 {
+			return &NotSent{errorf(DeadlineExceeded, "%s: deadline exceeded before sending", r.Name)}
+		}
+	}
+	size := r.Req.Size()
+	if fs := wire.FrameSize(&h, r.MD, size); fs > int(c.max) || fs > c.cfg.MaxFrame {
+		return errorf(InvalidArgument, "%s: request of %d bytes exceeds the max frame size %d", r.Name, fs, min(int(c.max), c.cfg.MaxFrame))
+	}
+	c.mu.Lock()
+	if c.err != nil || c.goaway {
+		err := c.err
+		c.mu.Unlock()
+		if err == nil {
+			err = errorf(Unavailable, "connection to %s is going away", c.addr)
+		}
+		return &NotSent{err}
+	}
+	c.nextID++
+	if c.nextID == 0 {
+		c.nextID = 1
+	}
+	id := c.nextID
+	h.ID = id
+	if !r.Oneway {
+		p.resp, p.err, p.MD, p.want = r.Resp, nil, nil, r.WantMD
+		c.pending[id] = p
+	}
+	mode := sock.Queued
+	if len(c.pending) <= 1 {
+		mode = sock.Direct
+	}
+	alone := c.inFlight.Add(len(c.pending))
+	c.mu.Unlock()
+
+	// The frame is encoded before the writer's lock is taken, which then
+	// covers only a copy: callers encode in parallel.
+	var frame []byte
+	if c.comp && c.cfg.Compress > 0 && size >= c.cfg.Compress {
+		cz := c.cfg.Compressors.Get().(*wire.Compressor)
+		frame = cz.AppendFrame(p.frame[:0], &h, r.MD, r.Req.MarshalAppend(nil), c.cfg.Compress)
+		c.cfg.Compressors.Put(cz)
+	} else {
+		frame = r.Req.MarshalAppend(wire.AppendHeader(p.frame[:0], &h, r.MD, size))
+	}
+	if cap(frame) <= maxFrameScratch {
+		p.frame = frame[:0]
+	}
+	werr := c.w.WriteBefore(func(b []byte) []byte { return append(b, frame...) }, mode, r.Deadline)
+	if werr != nil {
+		// The connection is lost: the call fails with the connection's
+		// error, so that it counts as part of that one loss, unless its
+		// own deadline cut a write that the server was not reading.
+		c.fail(werr)
+		answered := !r.Oneway && !c.takePending(id)
+		if answered {
+			<-p.done
+		}
+		if errors.Is(werr, os.ErrDeadlineExceeded) && !r.Deadline.IsZero() && !time.Now().Before(r.Deadline) {
+			return errorf(DeadlineExceeded, "%s: deadline exceeded writing to %s", r.Name, c.addr)
+		}
+		if answered {
+			return p.result()
+		}
+		return &NotSent{c.failure()}
+	}
+	if r.Oneway {
+		return nil
+	}
+	return c.awaitLeading(ctx, r, id, p, alone)
+}
+
+// await waits for the response of call id, read by another goroutine, or
+// for the context or the deadline (zero: none).
+func (c *Conn) await(ctx context.Context, r *Request, id uint32, p *Pending) error {
+	var timeout <-chan time.Time
+	if !r.Deadline.IsZero() {
+		if d, ok := ctx.Deadline(); !ok || r.Deadline.Before(d) {
+			if p.timer == nil {
+				p.timer = time.NewTimer(time.Until(r.Deadline))
+			} else {
+				p.timer.Reset(time.Until(r.Deadline))
+			}
+			timeout = p.timer.C
+			defer p.timer.Stop()
+		}
+	}
+	done := ctx.Done()
+	if done == nil && timeout == nil {
+		// Nothing can end the wait but the answer or a failed connection
+		// (which answers every pending call): skip the select.
+		<-p.done
+		return p.result()
+	}
+	select {
+	case <-p.done:
+		return p.result()
+	case <-done:
+		return c.abandon(id, p, ctxError(ctx.Err(), r.Name))
+	case <-timeout:
+		return c.abandon(id, p, errorf(DeadlineExceeded, "%s: deadline exceeded waiting for %s", r.Name, c.addr))
+	}
+}
+
+// abandon gives up on a call: it tells the server to cancel it, unless the
+// response is already being delivered, in which case it waits for that.
+func (c *Conn) abandon(id uint32, p *Pending, err error) error {
+	if !c.takePending(id) {
+		<-p.done
+		return p.result()
+	}
+	c.sendCancel(id)
+	return err
+}
+
+// sendCancel asks the server to cancel call id. The writer loop sends it:
+// a caller giving up must not block on a server that does not read.
+func (c *Conn) sendCancel(id uint32) {
+	_ = c.w.Write(func(b []byte) []byte {
+		return wire.AppendFrame(b, &wire.Header{Type: wire.TypeCancel, ID: id}, nil, nil)
+	}, sock.Queued)
+}
+
+// takePending removes id from pending and reports whether it was there.
+func (c *Conn) takePending(id uint32) bool {
+	c.mu.Lock()
+	_, ok := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	return ok
+}
+
+// fail marks the connection dead, closes it and fails every pending call
+// with Unavailable.
+func (c *Conn) fail(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	var ce *Error
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
+		err = errorf(Unavailable, "connection to %s closed", c.addr)
+	case !errors.As(err, &ce):
+		err = &Error{Code: Unavailable, Message: fmt.Sprintf("connection to %s failed: %v", c.addr, err), Cause: err}
+	}
+	c.err = err
+	c.unusable.Store(true)
+	pending := c.pending
+	c.pending = map[uint32]*Pending{}
+	c.mu.Unlock()
+	c.w.Close(err)
+	c.nc.Close()
+	c.idle.Stop()
+	close(c.done)
+	for _, p := range pending {
+		p.err = err
+		p.done <- struct{}{}
+	}
+}
+
+// Close fails the connection with err (an *Error, e.g. "client closed").
+func (c *Conn) Close(err error) { c.fail(err) }
+
+// Heartbeat pings an idle connection and fails it when the server stays
+// silent for three intervals. The client runs it every half interval; it
+// counts the silence from the first run that saw no new frame (reading
+// the clock per frame would cost more than the precision is worth).
+func (c *Conn) Heartbeat(now time.Time, every time.Duration) {
+	if n := c.frames.Load(); n != c.hbFrames || c.hbSince.IsZero() {
+		c.hbFrames, c.hbSince = n, now
+	}
+	silent := now.Sub(c.hbSince)
+	switch {
+	case silent > 3*every:
+		c.fail(errorf(Unavailable, "%s silent for %v", c.addr, silent.Round(time.Millisecond)))
+	case silent >= every && !c.pinged.Load():
+		c.pinged.Store(true)
+		_ = c.w.Write(func(b []byte) []byte {
+			return wire.AppendFrame(b, &wire.Header{Type: wire.TypePing, ID: 1}, nil, nil)
+		}, sock.Queued) // the heartbeat must not block on a peer that does not read
+	}
+}

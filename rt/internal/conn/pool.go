@@ -1,0 +1,122 @@
+package conn
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Pool holds the connections to one address: dialed lazily, redialed
+// with backoff after failures. It is safe for concurrent use.
+type Pool struct {
+	addr  string
+	cfg   *Config
+	next  atomic.Uint32
+	slots []connSlot
+}
+
+type connSlot struct {
+	live    atomic.Pointer[Conn] // conn, for lock-free reads
+	mu      sync.Mutex
+	conn    *Conn
+	dialing chan struct{} // closed when the dial in progress ends
+	lastErr error
+	retryAt time.Time
+	backoff time.Duration
+}
+
+// NewPool returns the pool of addr; it dials nothing yet.
+func NewPool(addr string, cfg *Config) *Pool {
+	return &Pool{addr: addr, cfg: cfg, slots: make([]connSlot, max(cfg.PoolSize, 1))}
+}
+
+const (
+	minRedial = 50 * time.Millisecond
+	maxRedial = 5 * time.Second
+)
+
+// Get returns a usable connection, dialing if needed. While a redial is
+// backing off it fails at once, so the caller can try another instance.
+// Its errors are *NotSent.
+func (p *Pool) Get(ctx context.Context) (*Conn, error) {
+	s := &p.slots[0]
+	if len(p.slots) > 1 {
+		s = &p.slots[p.next.Add(1)%uint32(len(p.slots))]
+	}
+	if c := s.live.Load(); c != nil && c.usable() && !c.closedWhileUnread() {
+		return c, nil
+	}
+	for {
+		s.mu.Lock()
+		if c := s.conn; c != nil && c.usable() {
+			s.mu.Unlock()
+			return c, nil
+		}
+		if s.dialing != nil {
+			ch := s.dialing
+			s.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, &NotSent{ctxError(ctx.Err(), "connect to "+p.addr)}
+			}
+		}
+		if now := p.cfg.Now(); now.Before(s.retryAt) {
+			err := s.lastErr
+			s.mu.Unlock()
+			return nil, &NotSent{errorf(Unavailable, "connect to %s: %v (next try in %v)", p.addr, err, s.retryAt.Sub(now).Round(time.Millisecond))}
+		}
+		ch := make(chan struct{})
+		s.dialing = ch
+		s.mu.Unlock()
+
+		c, err := dial(ctx, p.addr, p.cfg)
+
+		s.mu.Lock()
+		s.dialing = nil
+		close(ch)
+		if err != nil && ctx.Err() != nil {
+			// The caller gave up: that says nothing about the address,
+			// so no backoff for the callers after it.
+			s.mu.Unlock()
+			return nil, &NotSent{ctxError(ctx.Err(), "connect to "+p.addr)}
+		}
+		if err != nil {
+			s.backoff = min(max(2*s.backoff, minRedial), maxRedial)
+			s.lastErr, s.retryAt = err, p.cfg.Now().Add(s.backoff)
+			s.mu.Unlock()
+			return nil, &NotSent{&Error{Code: Unavailable, Message: fmt.Sprintf("connect to %s: %v", p.addr, err), Cause: err}}
+		}
+		if old := s.conn; old != nil {
+			old.retire()
+			if old.retiredIdle() {
+				old.fail(errorf(Unavailable, "connection to %s replaced", p.addr))
+			}
+		}
+		s.conn, s.backoff, s.lastErr = c, 0, nil
+		s.live.Store(c)
+		s.mu.Unlock()
+		return c, nil
+	}
+}
+
+// Each calls f for every live connection.
+func (p *Pool) Each(f func(*Conn)) {
+	for i := range p.slots {
+		s := &p.slots[i]
+		s.mu.Lock()
+		c := s.conn
+		s.mu.Unlock()
+		if c != nil {
+			f(c)
+		}
+	}
+}
+
+// Close fails every connection of the pool with err.
+func (p *Pool) Close(err error) {
+	p.Each(func(c *Conn) { c.fail(err) })
+}

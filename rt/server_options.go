@@ -1,0 +1,72 @@
+package rt
+
+import "time"
+
+// serverConfig is a Server's configuration.
+type serverConfig struct {
+	sharedConfig
+	advertise      string
+	weight         int
+	tags           map[string]string
+	interceptors   []ServerInterceptor
+	idleTimeout    time.Duration
+	deregisterWait time.Duration
+	maxConcurrent  int
+}
+
+func newServerConfig(opts []ServerOption) serverConfig {
+	c := serverConfig{
+		sharedConfig: defaultShared(),
+		idleTimeout:  5 * time.Minute,
+	}
+	for _, o := range opts {
+		o.applyToServer(&c)
+	}
+	c.finish()
+	return c
+}
+
+// serverOption sets what only a Server has.
+type serverOption func(*serverConfig)
+
+func (f serverOption) applyToServer(c *serverConfig) { f(c) }
+
+// WithAdvertiseAddr sets the address the server registers (default: the
+// listener's address, with an unspecified host replaced by the first
+// non-loopback IPv4 address).
+func WithAdvertiseAddr(addr string) ServerOption {
+	return serverOption(func(c *serverConfig) { c.advertise = addr })
+}
+
+// WithWeight sets the server's registered weight (default 100).
+func WithWeight(w int) ServerOption { return serverOption(func(c *serverConfig) { c.weight = w }) }
+
+// WithTags sets the server's registered tags, for tag routing.
+func WithTags(tags map[string]string) ServerOption {
+	return serverOption(func(c *serverConfig) { c.tags = tags })
+}
+
+// WithServerInterceptors adds server interceptors; the first is outermost.
+func WithServerInterceptors(is ...ServerInterceptor) ServerOption {
+	return serverOption(func(c *serverConfig) { c.interceptors = append(c.interceptors, is...) })
+}
+
+// WithIdleTimeout closes connections with no calls for d. Default 5
+// minutes; negative disables.
+func WithIdleTimeout(d time.Duration) ServerOption {
+	return serverOption(func(c *serverConfig) { c.idleTimeout = d })
+}
+
+// WithDeregisterWait sets how long Shutdown waits after deregistering for
+// consumers to notice, before it sends GOAWAY. Default 0; set it to your
+// registry's propagation time.
+func WithDeregisterWait(d time.Duration) ServerOption {
+	return serverOption(func(c *serverConfig) { c.deregisterWait = d })
+}
+
+// WithMaxConcurrent makes the server refuse calls with ResourceExhausted
+// while n calls are in flight (clients retry them on another provider).
+// Default 0: no limit.
+func WithMaxConcurrent(n int) ServerOption {
+	return serverOption(func(c *serverConfig) { c.maxConcurrent = n })
+}

@@ -1,0 +1,344 @@
+package rt
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/yrpc/yrpc/breaker"
+	"github.com/yrpc/yrpc/rt/balance"
+	"github.com/yrpc/yrpc/rt/internal/conn"
+	"github.com/yrpc/yrpc/rt/registry"
+)
+
+// svcState is what the client knows about one service: its providers (a
+// view rebuilt on every registry change), their breakers and the retry
+// budget.
+type svcState struct {
+	c          *Client
+	sd         *ServiceDesc
+	key        registry.Key
+	keyName    string // key.String(), for errors
+	infos      []CallInfo
+	builder    balance.Builder
+	budget     retryBudget
+	ready      chan struct{} // closed with the first snapshot
+	view       atomic.Pointer[svcView]
+	stop       func()
+	consumer   registry.Endpoint
+	registered chan struct{} // closed when the consumer registration ended
+
+	mu        sync.Mutex
+	readyOnce sync.Once
+	eps       map[string]*endpoint
+	snap      registry.Snapshot
+	closed    bool
+}
+
+func newSvcState(c *Client, sd *ServiceDesc) (*svcState, error) {
+	key := registry.Key{Service: sd.Name, Group: sd.Group, Version: sd.Version}
+	if c.o.group != "" || c.o.version != "" {
+		key.Group, key.Version = c.o.group, c.o.version
+	}
+	b, err := serviceBalancer(sd, c.o.balancer)
+	if err != nil {
+		return nil, err
+	}
+	st := &svcState{c: c, sd: sd, key: key, keyName: key.String(), builder: b, ready: make(chan struct{}), eps: make(map[string]*endpoint)}
+	st.budget.init(c.o.retryRatio, c.o.retryFloor)
+	st.infos = make([]CallInfo, len(sd.Methods))
+	for i := range sd.Methods {
+		st.infos[i] = CallInfo{Service: sd, Method: &sd.Methods[i], Index: i}
+	}
+	stop, err := c.reg.Watch(key, st.update)
+	if err != nil {
+		return nil, fmt.Errorf("rt: watch %s: %w", key, err)
+	}
+	st.stop = stop
+	st.consumer = registry.Endpoint{Key: key, Role: registry.Consumer, Addr: c.id, App: c.o.app, StartTime: c.o.clock.Now()}
+	// Listed by `yrpcc ctl ls`; calls do not wait for it.
+	st.registered = make(chan struct{})
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer close(st.registered)
+		ctx, cancel := context.WithTimeout(context.Background(), closeDeregisterTimeout)
+		defer cancel()
+		if err := c.reg.Register(ctx, st.consumer); err != nil {
+			c.o.logger.Warn("rt: register consumer failed", "key", key.String(), "err", err)
+		}
+	}()
+	return st, nil
+}
+
+// serviceBalancer is the balancer of sd: the client's (WithBalancer), else
+// the schema's, else p2c.
+func serviceBalancer(sd *ServiceDesc, client balance.Builder) (balance.Builder, error) {
+	if client != nil {
+		return client, nil
+	}
+	name := sd.Policy.Balance
+	if name == "" {
+		name = balance.NameP2C
+	}
+	b, ok := balance.New(name, balance.Options{})
+	if !ok {
+		return nil, fmt.Errorf("rt: service %q: unknown balancer %q", sd.Name, name)
+	}
+	return b, nil
+}
+
+func (st *svcState) info(m int) *CallInfo { return &st.infos[m] }
+
+func (st *svcState) close() {
+	st.stop()
+	st.mu.Lock()
+	st.closed = true
+	st.mu.Unlock()
+	<-st.registered
+	ctx, cancel := context.WithTimeout(context.Background(), closeDeregisterTimeout)
+	defer cancel()
+	if err := st.c.reg.Deregister(ctx, st.consumer); err != nil {
+		st.c.o.logger.Warn("rt: deregister consumer failed", "key", st.key.String(), "err", err)
+	}
+}
+
+// update installs a registry snapshot.
+func (st *svcState) update(snap registry.Snapshot) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return
+	}
+	st.snap = snap
+	st.rebuild(st.c.o.clock.Now())
+	st.readyOnce.Do(func() { close(st.ready) })
+}
+
+// rebuild makes a new view from the last snapshot. Called with mu held.
+func (st *svcState) rebuild(now time.Time) {
+	snap := st.snap
+	o := &st.c.o
+	seen := make(map[string]bool, len(snap.Providers))
+	v := &svcView{}
+	for _, p := range snap.Providers {
+		seen[p.Addr] = true
+		ic := snap.Config.Instances[p.Addr]
+		if ic.Draining {
+			v.draining++
+			if o.debug {
+				o.logger.Debug("rt: provider excluded: draining", "key", st.keyName, "addr", p.Addr)
+			}
+			continue
+		}
+		ep := st.eps[p.Addr]
+		if ep == nil {
+			ep = &endpoint{addr: p.Addr, pool: st.c.pool(p.Addr), br: newInstBreaker(st.sd.Policy.Breaker, st.key, p.Addr, o.logger)}
+			st.eps[p.Addr] = ep
+		}
+		ep.weight = p.Weight
+		if ic.Weight > 0 {
+			ep.weight = ic.Weight
+		}
+		if ep.weight <= 0 {
+			ep.weight = balance.DefaultWeight
+		}
+		ep.start, ep.tags = p.StartTime, p.Tags
+		v.eps = append(v.eps, ep)
+	}
+	for addr := range st.eps {
+		if !seen[addr] {
+			delete(st.eps, addr)
+		}
+	}
+	sort.Slice(v.eps, func(i, j int) bool { return v.eps[i].addr < v.eps[j].addr })
+	v.build(st.builder, now)
+	v.mocks = buildMocks(st.sd, snap.Config, o.logger)
+	st.view.Store(v)
+}
+
+// current returns the view to pick from, rebuilding it when its picker has
+// expired (warm-up weights change with time); nil before the registry's
+// first answer.
+func (st *svcState) current(now time.Time) *svcView {
+	v := st.view.Load()
+	if v != nil && !v.expires.IsZero() && now.After(v.expires) {
+		st.mu.Lock()
+		if cur := st.view.Load(); cur == v && !st.closed {
+			st.rebuild(now)
+		}
+		st.mu.Unlock()
+		v = st.view.Load()
+	}
+	return v
+}
+
+// maxReadyWait bounds the wait for a service's first registry snapshot when
+// the call has no deadline.
+const maxReadyWait = 10 * time.Second
+
+// waitReady waits for the first registry snapshot of the service, until
+// the call's deadline (zero: maxReadyWait).
+func (st *svcState) waitReady(ctx context.Context, m *MethodDesc, deadline time.Time) error {
+	wait := maxReadyWait
+	if !deadline.IsZero() {
+		wait = time.Until(deadline)
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-st.ready:
+		return nil
+	case <-ctx.Done():
+		return ctxError(ctx.Err(), m.FullName)
+	case <-st.c.done:
+		return ErrClientClosed
+	case <-t.C:
+		return Errorf(Unavailable, "%s: no providers known for %s yet: the registry has not answered in %v", m.FullName, st.keyName, wait.Round(time.Millisecond))
+	}
+}
+
+// endpoint is one provider of one service as the client sees it.
+type endpoint struct {
+	addr   string
+	weight int
+	start  time.Time
+	tags   map[string]string
+	active atomic.Int64
+	br     *breaker.Breaker
+	// lastLost is the last connection whose loss was counted by br.
+	lastLost atomic.Pointer[conn.Conn]
+	pool     *conn.Pool
+}
+
+// svcView is an immutable picture of a service's routable providers.
+type svcView struct {
+	eps      []*endpoint
+	picker   balance.Picker
+	expires  time.Time
+	mocks    []mockRule // by method index; Action/Mode zero: none
+	draining int
+	builder  balance.Builder
+	tagged   sync.Map // "key=value" -> *svcView
+}
+
+func (v *svcView) build(b balance.Builder, now time.Time) {
+	v.builder = b
+	nodes := make([]balance.Node, len(v.eps))
+	for i, ep := range v.eps {
+		nodes[i] = balance.Node{Addr: ep.addr, Weight: ep.weight, StartTime: ep.start, Active: &ep.active}
+	}
+	v.picker = b.Build(nodes, now)
+	if e, ok := v.picker.(balance.Expirer); ok {
+		v.expires = e.Expires()
+	}
+}
+
+// withTag returns the view of the providers tagged key=value, or v itself
+// when none is.
+func (v *svcView) withTag(key, value string, now time.Time) *svcView {
+	k := key + "=" + value
+	if t, ok := v.tagged.Load(k); ok {
+		return t.(*svcView)
+	}
+	t := &svcView{mocks: v.mocks, draining: v.draining}
+	for _, ep := range v.eps {
+		if ep.tags[key] == value {
+			t.eps = append(t.eps, ep)
+		}
+	}
+	if len(t.eps) == 0 {
+		t = v
+	} else {
+		t.build(v.builder, now)
+	}
+	got, _ := v.tagged.LoadOrStore(k, t)
+	return got.(*svcView)
+}
+
+// pick chooses a provider whose breaker admits the call; key names the
+// service in errors and debug logs (nil log: no debug logging).
+func (v *svcView) pick(pi *balance.Info, now time.Time, key string, log *slog.Logger) (*endpoint, int, breakerTicket, error) {
+	open := 0
+	for range len(v.eps) + 1 {
+		i := v.picker.Pick(pi)
+		if i < 0 {
+			break
+		}
+		ep := v.eps[i]
+		if t, ok := ep.br.Allow(now); ok {
+			return ep, i, t, nil
+		}
+		open++
+		pi.Tried = append(pi.Tried, i)
+		if log != nil {
+			log.Debug("rt: provider excluded: breaker open", "key", key, "addr", ep.addr)
+		}
+	}
+	switch {
+	case len(v.eps) == 0 && v.draining > 0:
+		return nil, -1, breakerTicket{}, Errorf(Unavailable, "no provider of %s: all %d draining", key, v.draining)
+	case len(v.eps) == 0:
+		return nil, -1, breakerTicket{}, Errorf(Unavailable, "no provider of %s", key)
+	case open > 0:
+		return nil, -1, breakerTicket{}, Errorf(Unavailable, "no provider of %s available: %d of %d with open breakers", key, open, len(v.eps))
+	}
+	return nil, -1, breakerTicket{}, Errorf(Unavailable, "no provider of %s left to try", key)
+}
+
+// mock returns the mock in force for method i: the config's while it has
+// not expired, else the schema's.
+func (v *svcView) mock(i int, m *MethodDesc, now time.Time) MockPolicy {
+	if i < len(v.mocks) {
+		if r := &v.mocks[i]; r.set && (r.expires.IsZero() || now.Before(r.expires)) {
+			p := r.policy
+			if p.Action == MockReturnValue {
+				val := r.value
+				p.Value = func() Message {
+					msg := m.NewResponse()
+					if err := msg.Unmarshal(val); err != nil {
+						return m.NewResponse()
+					}
+					return msg
+				}
+			}
+			return p
+		}
+	}
+	return m.Policy.Mock
+}
+
+// ProviderStatus is what a client knows about one provider of a service.
+type ProviderStatus struct {
+	Addr     string
+	Weight   int    // effective weight (config override included)
+	Draining bool   // excluded by governance config
+	Breaker  string // "closed", "open" or "half-open"; "" for draining providers
+	Active   int64  // calls in flight from this client
+}
+
+// Providers returns the providers of sd that the client knows, sorted by
+// address, for dashboards, debugging and tests. It does not wait for the
+// registry: before the first call to sd it returns nil.
+func (c *Client) Providers(sd *ServiceDesc) []ProviderStatus {
+	st := (*c.svcs.Load())[sd]
+	if st == nil {
+		return nil
+	}
+	now := c.o.clock.Now()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make([]ProviderStatus, 0, len(st.snap.Providers))
+	for _, p := range st.snap.Providers {
+		ps := ProviderStatus{Addr: p.Addr, Weight: p.Weight, Draining: st.snap.Config.Instances[p.Addr].Draining}
+		if ep := st.eps[p.Addr]; ep != nil && !ps.Draining {
+			ps.Weight, ps.Active, ps.Breaker = ep.weight, ep.active.Load(), ep.br.State(now).String()
+		}
+		out = append(out, ps)
+	}
+	return out
+}
