@@ -40,8 +40,8 @@
 // One Client serves every service and is safe for concurrent use. The path
 // of a call: interceptors -> forced mock? -> the providers of (service,
 // group, version) from the registry watch -> routers (draining providers
-// and, with WithTag, tag routing) -> balancer (rt/balance; the schema's or
-// WithBalancer's, default p2c) -> the provider's circuit breaker (package
+// and, with WithTag, tag routing) -> balancer (rt/balance; WithBalancer's, else
+// the schema's, default p2c) -> the provider's circuit breaker (package
 // breaker; open breakers take the provider out of the pick; it trips on the
 // schema's error rate, or after 5 failures in a row without an answer from
 // the provider, a lost connection counting once) -> its multiplexed
@@ -82,6 +82,20 @@
 // connection closed (its other calls fail as on any lost connection).
 // Cancel frames, pings and pongs go through the writer goroutine, so a
 // caller giving up never blocks.
+//
+// # Options
+//
+// NewClient takes ClientOptions, NewServer ServerOptions; an Option fits
+// both. Giving a side an option it does not use does not compile.
+//
+// # Code layout
+//
+// The top level holds the contract with generated code (desc.go, codes.go,
+// metadata.go, callctx.go), the client (client.go, service.go for what it
+// knows of each service, call.go and race.go for one call's path,
+// policy.go for the policy's pure decisions, mock.go, budget.go) and the
+// server (server.go, serverconn.go). Package rt/internal/conn is the client
+// connection; rt/internal/sock the socket machinery both sides share.
 //
 // # Errors
 //
