@@ -238,7 +238,9 @@ func TestWatchSRVName(t *testing.T) {
 		"_yrpc._tcp.catalog.shop.svc.cluster.local": {{Target: "10-0-0-1.catalog.shop.svc.cluster.local.", Port: 7000, Weight: 10}},
 	}}
 	r, _ := newTicking(t, Options{Resolver: res, SRV: true, SRVService: "yrpc",
-		Name: func(k registry.Key) string { return Label(k.Service[strings.IndexByte(k.Service, '.')+1:]) + ".shop.svc.cluster.local" }})
+		Name: func(k registry.Key) string {
+			return Label(k.Service[strings.IndexByte(k.Service, '.')+1:]) + ".shop.svc.cluster.local"
+		}})
 	rec := registrytest.NewRecorder()
 	stop, err := r.Watch(registry.Key{Service: "shop.Catalog"}, rec.Fn)
 	if err != nil {
