@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/yrpc/yrpc/examples/greeter/greeterrpc"
+	"github.com/yrpc/yrpc/rt"
 	"github.com/yrpc/yrpc/rt/registry"
 	"github.com/yrpc/yrpc/rt/registry/registrytest"
 )
@@ -253,5 +255,46 @@ func TestStubSRV(t *testing.T) {
 	rec.WaitFor(t, "one record left", registrytest.HasAddrs("a.shop.test:7001"))
 	if _, n := rec.Latest(); n != 2 {
 		t.Errorf("fn called %d times, want 2: an unchanged answer published something", n)
+	}
+}
+
+type greeter struct{}
+
+func (greeter) SayHello(ctx context.Context, req *greeterrpc.HelloRequest) (*greeterrpc.HelloReply, error) {
+	return &greeterrpc.HelloReply{Message: "Hello, " + req.Name + "!"}, nil
+}
+
+// TestStubCall calls a greeter server found through the stub: an rt client
+// with the DNS registry resolves greeter-greeter.yrpc.test. to 127.0.0.1
+// and dials the server's port.
+func TestStubCall(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := rt.NewServer()
+	greeterrpc.RegisterGreeter(srv, greeter{})
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background(), lis) }()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), registrytest.Timeout)
+		defer cancel()
+		srv.Shutdown(ctx)
+		<-served
+	}()
+
+	stub := startStub(t)
+	stub.setIPs("greeter-greeter.yrpc.test.", "127.0.0.1")
+	r, _ := newTicking(t, Options{Resolver: stub.resolver(), Port: lis.Addr().(*net.TCPAddr).Port, Name: stubName})
+	cli, err := rt.NewClient(rt.WithRegistry(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), registrytest.Timeout)
+	defer cancel()
+	reply, err := greeterrpc.NewGreeterClient(cli).SayHello(ctx, &greeterrpc.HelloRequest{Name: "dns"})
+	if err != nil || reply.Message != "Hello, dns!" {
+		t.Fatalf("SayHello = %v, %v", reply, err)
 	}
 }
