@@ -66,6 +66,7 @@ type instruments struct {
 	duration metric.Float64Histogram
 	server   []attribute.KeyValue // client: from Options.ServerAddr; nil means per service
 	methods  sync.Map             // *rt.MethodDesc -> *method
+	carriers sync.Pool            // *Carrier, empty; saves a call its allocations
 }
 
 // method holds what is fixed for one method, so that a call builds no
@@ -193,6 +194,21 @@ func (in *instruments) outcome(m *method, c rt.Code) ([]attribute.KeyValue, []me
 	return end, []metric.RecordOption{metric.WithAttributeSet(set)}
 }
 
+// carrier returns an empty Carrier from the pool.
+func (in *instruments) carrier() *Carrier {
+	if c, ok := in.carriers.Get().(*Carrier); ok {
+		return c
+	}
+	return new(Carrier)
+}
+
+// putCarrier empties c and puts it back in the pool.
+func (in *instruments) putCarrier(c *Carrier) {
+	clear(*c)
+	*c = (*c)[:0]
+	in.carriers.Put(c)
+}
+
 // NewClientInterceptor returns an interceptor that makes a client span for
 // every call (the whole call, with its retries: the span covers what the
 // caller waits for), injects its trace context into the request metadata
@@ -205,11 +221,12 @@ func NewClientInterceptor(o Options) rt.ClientInterceptor {
 		m := in.method(info)
 		start := time.Now()
 		ctx, span := in.tracer.Start(ctx, m.name, m.start...)
-		var md Carrier
-		in.prop.Inject(ctx, &md)
-		if len(md) > 0 {
-			ctx = rt.WithMetadata(ctx, md...)
+		md := in.carrier()
+		in.prop.Inject(ctx, md)
+		if len(*md) > 0 {
+			ctx = rt.WithMetadata(ctx, *md...) // copies md
 		}
+		in.putCarrier(md)
 		err := next(ctx, info, req, resp)
 		in.finish(ctx, span, m, err, start)
 		span.End()
@@ -227,8 +244,11 @@ func NewServerInterceptor(o Options) rt.ServerInterceptor {
 	return func(ctx context.Context, req rt.Message, info *rt.CallInfo, next rt.Handler) (rt.Message, error) {
 		m := in.method(info)
 		start := time.Now()
-		c := Carrier(rt.IncomingMetadata(ctx))
-		ctx = in.prop.Extract(ctx, &c)
+		c := in.carrier()
+		*c = Carrier(rt.IncomingMetadata(ctx))
+		ctx = in.prop.Extract(ctx, c)
+		*c = nil // the metadata is the call's, not the pool's
+		in.putCarrier(c)
 		ctx, span := in.tracer.Start(ctx, m.name, m.start...)
 		if span.IsRecording() {
 			span.SetAttributes(peerAttrs(rt.PeerAddr(ctx))...)
