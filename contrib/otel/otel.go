@@ -155,8 +155,7 @@ func (in *instruments) newMethod(info *rt.CallInfo) *method {
 	m.start = []trace.SpanStartOption{trace.WithSpanKind(kind), trace.WithAttributes(m.base...)}
 	for c := range rt.Code(numCodes) {
 		m.end[c] = endAttrs(in.side, c)
-		set := attribute.NewSet(append(append([]attribute.KeyValue(nil), m.base...), m.end[c]...)...)
-		m.record[c] = []metric.RecordOption{metric.WithAttributeSet(set)}
+		m.record[c] = recordOpts(m.base, m.end[c])
 	}
 	return m
 }
@@ -190,8 +189,14 @@ func (in *instruments) outcome(m *method, c rt.Code) ([]attribute.KeyValue, []me
 		return m.end[c], m.record[c]
 	}
 	end := endAttrs(in.side, c)
-	set := attribute.NewSet(append(append([]attribute.KeyValue(nil), m.base...), end...)...)
-	return end, []metric.RecordOption{metric.WithAttributeSet(set)}
+	return end, recordOpts(m.base, end)
+}
+
+// recordOpts returns the histogram's record options for the attributes
+// base and end.
+func recordOpts(base, end []attribute.KeyValue) []metric.RecordOption {
+	set := attribute.NewSet(append(append([]attribute.KeyValue(nil), base...), end...)...)
+	return []metric.RecordOption{metric.WithAttributeSet(set)}
 }
 
 // carrier returns an empty Carrier from the pool.

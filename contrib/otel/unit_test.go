@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -76,5 +77,23 @@ func TestInjectAppends(t *testing.T) {
 	}
 	if serverParent.SpanID() != cs[0].SpanContext().SpanID() {
 		t.Errorf("the server would see parent %s, want the client span %s (the stale traceparent won)", serverParent.SpanID(), cs[0].SpanContext().SpanID())
+	}
+}
+
+// TestCodeOutsideRT checks the attributes of a status code rt does not
+// define (a newer peer's): its number, and a failure on both sides.
+func TestCodeOutsideRT(t *testing.T) {
+	tel := newTelemetry()
+	info := &rt.CallInfo{Service: &greeterrpc.GreeterServiceDesc, Method: &greeterrpc.GreeterServiceDesc.Methods[0]}
+	fail := &rt.Error{Code: 42, Message: "from the future"}
+	ci, si := yotel.NewClientInterceptor(tel.options("")), yotel.NewServerInterceptor(tel.options(""))
+	_ = ci(context.Background(), info, nil, nil, func(context.Context, *rt.CallInfo, rt.Message, rt.Message) error { return fail })
+	_, _ = si(context.Background(), nil, info, func(context.Context, rt.Message) (rt.Message, error) { return nil, fail })
+	for _, k := range []trace.SpanKind{trace.SpanKindClient, trace.SpanKindServer} {
+		ss := tel.spansOf(k)
+		if len(ss) != 1 {
+			t.Fatalf("%d %s spans, want 1", len(ss), k)
+		}
+		checkSide(t, k.String(), ss[0], map[attribute.Key]any{"rpc.response.status_code": "42"}, true, "42", "none")
 	}
 }
