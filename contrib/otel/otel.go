@@ -1,0 +1,283 @@
+package otel
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/semconv/v1.43.0/rpcconv"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/yrpc/yrpc/rt"
+)
+
+// ScopeName is the instrumentation scope of the tracers and meters this
+// package gets from the providers.
+const ScopeName = "github.com/yrpc/yrpc/contrib/otel"
+
+// System is the value of the rpc.system.name attribute.
+const System = "yrpc"
+
+// Options configures the interceptors. The zero value uses OpenTelemetry's
+// global providers and propagator, as they are when the interceptor is made
+// (the globals delegate to whatever is installed later). An Options is
+// plain data, read once by NewClientInterceptor or NewServerInterceptor.
+type Options struct {
+	// TracerProvider makes the spans; nil means otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
+	// MeterProvider makes the duration histograms; nil means
+	// otel.GetMeterProvider().
+	MeterProvider metric.MeterProvider
+	// Propagators inject the trace context into the request metadata and
+	// extract it on the server; nil means otel.GetTextMapPropagator(),
+	// which propagates nothing until otel.SetTextMapPropagator is called
+	// (for example with propagation.TraceContext{}).
+	Propagators propagation.TextMapPropagator
+	// ServerAddr is what client spans and metrics report as server.address
+	// (and server.port when it has the form "host:port"): the address given
+	// to rt.WithAddrs, a DNS name, a load balancer's address. Empty means
+	// the called service's name, "package.Service", which is the path
+	// under which the registry lists its providers. Ignored by the server.
+	ServerAddr string
+}
+
+// side says which end of a call an interceptor instruments.
+type side uint8
+
+const (
+	clientSide side = iota
+	serverSide
+)
+
+// instruments are what one interceptor records with. Safe for concurrent
+// use: methods only grows, and its values are never modified once stored.
+type instruments struct {
+	side     side
+	tracer   trace.Tracer
+	prop     propagation.TextMapPropagator
+	duration metric.Float64Histogram
+	server   []attribute.KeyValue // client: from Options.ServerAddr; nil means per service
+	methods  sync.Map             // *rt.MethodDesc -> *method
+	carriers sync.Pool            // *Carrier, empty; saves a call its allocations
+}
+
+// method holds what is fixed for one method, so that a call builds no
+// attribute lists: the span's start options, and per status code the span's
+// end attributes and the histogram's record options.
+type method struct {
+	name   string // span name: "package.Service/Method"
+	start  []trace.SpanStartOption
+	base   []attribute.KeyValue // rpc.system.name, rpc.method, server.*
+	end    [numCodes][]attribute.KeyValue
+	record [numCodes][]metric.RecordOption
+}
+
+func newInstruments(s side, o Options) *instruments {
+	tp, mp, prop := o.TracerProvider, o.MeterProvider, o.Propagators
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	if prop == nil {
+		prop = otel.GetTextMapPropagator()
+	}
+	in := &instruments{
+		side:   s,
+		tracer: tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		prop:   prop,
+	}
+	meter := mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
+	var err error
+	if s == clientSide {
+		var h rpcconv.ClientCallDuration
+		h, err = rpcconv.NewClientCallDuration(meter)
+		in.duration = h.Inst()
+		in.server = serverAttrs(o.ServerAddr)
+	} else {
+		var h rpcconv.ServerCallDuration
+		h, err = rpcconv.NewServerCallDuration(meter)
+		in.duration = h.Inst()
+	}
+	if err != nil { // the instrument is a no-op then; spans still work
+		otel.Handle(err)
+	}
+	return in
+}
+
+// serverAttrs returns server.address and server.port for addr, or nil for
+// an empty addr.
+func serverAttrs(addr string) []attribute.KeyValue {
+	if addr == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return []attribute.KeyValue{semconv.ServerAddress(addr)}
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return []attribute.KeyValue{semconv.ServerAddress(addr)}
+	}
+	return []attribute.KeyValue{semconv.ServerAddress(host), semconv.ServerPort(p)}
+}
+
+// method returns the cached attributes of info's method.
+func (in *instruments) method(info *rt.CallInfo) *method {
+	if m, ok := in.methods.Load(info.Method); ok {
+		return m.(*method)
+	}
+	m, _ := in.methods.LoadOrStore(info.Method, in.newMethod(info))
+	return m.(*method)
+}
+
+func (in *instruments) newMethod(info *rt.CallInfo) *method {
+	m := &method{name: info.Method.FullName}
+	m.base = []attribute.KeyValue{semconv.RPCSystemNameKey.String(System), semconv.RPCMethod(m.name)}
+	kind := trace.SpanKindServer
+	if in.side == clientSide {
+		kind = trace.SpanKindClient
+		if in.server != nil {
+			m.base = append(m.base, in.server...)
+		} else {
+			m.base = append(m.base, semconv.ServerAddress(info.Service.Name))
+		}
+	}
+	m.start = []trace.SpanStartOption{trace.WithSpanKind(kind), trace.WithAttributes(m.base...)}
+	for c := range rt.Code(numCodes) {
+		m.end[c] = endAttrs(in.side, c)
+		m.record[c] = recordOpts(m.base, m.end[c])
+	}
+	return m
+}
+
+// endAttrs returns the attributes a call's outcome adds: its status code,
+// and error.type when the code is a failure on side s.
+func endAttrs(s side, c rt.Code) []attribute.KeyValue {
+	name := StatusName(c)
+	if failed(s, c) {
+		return []attribute.KeyValue{semconv.RPCResponseStatusCode(name), semconv.ErrorTypeKey.String(name)}
+	}
+	return []attribute.KeyValue{semconv.RPCResponseStatusCode(name)}
+}
+
+// finish ends span and records the call's duration.
+func (in *instruments) finish(ctx context.Context, span trace.Span, m *method, err error, start time.Time) {
+	c := rt.CodeOf(err)
+	end, rec := in.outcome(m, c)
+	if span.IsRecording() {
+		span.SetAttributes(end...)
+		if failed(in.side, c) {
+			span.SetStatus(codes.Error, err.Error())
+		}
+	}
+	in.duration.Record(ctx, time.Since(start).Seconds(), rec...)
+}
+
+// outcome returns the end attributes and record options of code c.
+func (in *instruments) outcome(m *method, c rt.Code) ([]attribute.KeyValue, []metric.RecordOption) {
+	if int(c) < numCodes {
+		return m.end[c], m.record[c]
+	}
+	end := endAttrs(in.side, c)
+	return end, recordOpts(m.base, end)
+}
+
+// recordOpts returns the histogram's record options for the attributes
+// base and end.
+func recordOpts(base, end []attribute.KeyValue) []metric.RecordOption {
+	set := attribute.NewSet(append(append([]attribute.KeyValue(nil), base...), end...)...)
+	return []metric.RecordOption{metric.WithAttributeSet(set)}
+}
+
+// carrier returns an empty Carrier from the pool.
+func (in *instruments) carrier() *Carrier {
+	if c, ok := in.carriers.Get().(*Carrier); ok {
+		return c
+	}
+	return new(Carrier)
+}
+
+// putCarrier empties c and puts it back in the pool.
+func (in *instruments) putCarrier(c *Carrier) {
+	clear(*c)
+	*c = (*c)[:0]
+	in.carriers.Put(c)
+}
+
+// NewClientInterceptor returns an interceptor that makes a client span for
+// every call (the whole call, with its retries: the span covers what the
+// caller waits for), injects its trace context into the request metadata
+// and records rpc.client.call.duration. Install it with
+// rt.WithClientInterceptors; put it first so that the span covers the other
+// interceptors too. The interceptor is safe for concurrent use.
+func NewClientInterceptor(o Options) rt.ClientInterceptor {
+	in := newInstruments(clientSide, o)
+	return func(ctx context.Context, info *rt.CallInfo, req, resp rt.Message, next rt.InvokeFunc) error {
+		m := in.method(info)
+		start := time.Now()
+		ctx, span := in.tracer.Start(ctx, m.name, m.start...)
+		md := in.carrier()
+		in.prop.Inject(ctx, md)
+		if len(*md) > 0 {
+			ctx = rt.WithMetadata(ctx, *md...) // copies md
+		}
+		in.putCarrier(md)
+		err := next(ctx, info, req, resp)
+		in.finish(ctx, span, m, err, start)
+		span.End()
+		return err
+	}
+}
+
+// NewServerInterceptor returns an interceptor that extracts the caller's
+// trace context from the request metadata, runs the handler under a server
+// span that is its child, and records rpc.server.call.duration. Install it
+// with rt.WithServerInterceptors; put it first so that the span covers the
+// other interceptors too. The interceptor is safe for concurrent use.
+func NewServerInterceptor(o Options) rt.ServerInterceptor {
+	in := newInstruments(serverSide, o)
+	return func(ctx context.Context, req rt.Message, info *rt.CallInfo, next rt.Handler) (rt.Message, error) {
+		m := in.method(info)
+		start := time.Now()
+		c := in.carrier()
+		*c = Carrier(rt.IncomingMetadata(ctx))
+		ctx = in.prop.Extract(ctx, c)
+		*c = nil // the metadata is the call's, not the pool's
+		in.putCarrier(c)
+		ctx, span := in.tracer.Start(ctx, m.name, m.start...)
+		if span.IsRecording() {
+			span.SetAttributes(peerAttrs(rt.PeerAddr(ctx))...)
+		}
+		resp, err := next(ctx, req)
+		in.finish(ctx, span, m, err, start)
+		span.End()
+		return resp, err
+	}
+}
+
+// peerAttrs returns network.peer.address and network.peer.port of a, or
+// nil when a is nil.
+func peerAttrs(a net.Addr) []attribute.KeyValue {
+	switch a := a.(type) {
+	case nil:
+		return nil
+	case *net.TCPAddr:
+		return []attribute.KeyValue{semconv.NetworkPeerAddress(a.IP.String()), semconv.NetworkPeerPort(a.Port)}
+	}
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return []attribute.KeyValue{semconv.NetworkPeerAddress(a.String())}
+	}
+	p, _ := strconv.Atoi(port)
+	return []attribute.KeyValue{semconv.NetworkPeerAddress(host), semconv.NetworkPeerPort(p)}
+}
