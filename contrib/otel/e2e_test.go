@@ -54,7 +54,7 @@ func startPair(t testing.TB, si rt.ServerInterceptor, ci func(addr string) rt.Cl
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sopts []rt.Option
+	var sopts []rt.ServerOption
 	if si != nil {
 		sopts = append(sopts, rt.WithServerInterceptors(si))
 	}
@@ -63,7 +63,7 @@ func startPair(t testing.TB, si rt.ServerInterceptor, ci func(addr string) rt.Cl
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(context.Background(), lis) }()
 	addr := lis.Addr().String()
-	copts := []rt.Option{rt.WithAddrs(addr)}
+	copts := []rt.ClientOption{rt.WithAddrs(addr)}
 	if ci != nil {
 		copts = append(copts, rt.WithClientInterceptors(ci(addr)))
 	}
