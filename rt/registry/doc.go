@@ -12,6 +12,9 @@
 //     Conn method gives each simulated process its own handle, the way each
 //     process has its own ZooKeeper session.
 //   - Static: a fixed provider list (no discovery, no governance).
+//   - dns.Registry (package rt/registry/dns): providers from DNS A/AAAA or
+//     SRV records, re-resolved on a period (Kubernetes headless services);
+//     registering is a no-op there.
 //   - zkreg.Registry (package github.com/yrpc/yrpc/zkreg): ZooKeeper.
 //
 // Feed is the building block every implementation uses to deliver

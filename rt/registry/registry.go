@@ -101,7 +101,8 @@ type MockConfig struct {
 }
 
 // Registry is where providers announce themselves and consumers find them.
-// Implementations: Memory and Static here, zkreg.Registry for ZooKeeper.
+// Implementations: Memory and Static here, dns.Registry in rt/registry/dns,
+// zkreg.Registry for ZooKeeper.
 // Methods are safe for concurrent use.
 type Registry interface {
 	// Register announces e until Deregister or Close. Registering the same
