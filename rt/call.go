@@ -80,7 +80,7 @@ func (k *call) do(ctx context.Context, req, resp Message) error {
 func (k *call) run() error {
 	m, now := k.info.Method, k.start
 	pol := &m.Policy
-	k.deadline = callDeadline(k.ctx, now, pol.Timeout, k.opts.timeout, k.c.o.timeout)
+	k.deadline = callDeadline(k.ctx, pol.Timeout, k.opts.timeout, k.c.o.timeout)
 	v := k.st.current(now)
 	if v == nil {
 		if err := k.st.waitReady(k.ctx, m, k.deadline); err != nil {
@@ -125,6 +125,10 @@ func (k *call) failover() error {
 		}
 		a := &k.a
 		a.ep, a.ticket, a.n, a.start, a.ctx, a.resp = ep, ticket, n, now, k.ctx, k.resp
+		a.deadline = k.deadline
+		if k.mode == FaultFailover && k.tries > 1 {
+			a.deadline = tryDeadline(time.Now(), k.deadline, k.tryTimeout(), ran+1 >= k.tries)
+		}
 		err = a.run()
 		if k.opts.respMD != nil {
 			*k.opts.respMD = a.p.MD
@@ -190,6 +194,14 @@ func (k *call) sleep(d time.Duration) bool {
 	}
 }
 
+// tryTimeout is the call option's try timeout, else the schema's.
+func (k *call) tryTimeout() time.Duration {
+	if d := k.opts.tryTimeout; d > 0 {
+		return d
+	}
+	return k.info.Method.Policy.TryTimeout
+}
+
 // hashKey returns the call's consistent-hash key: the call option's, else
 // the method's hash-key field, else none.
 func (k *call) hashKey() []byte {
@@ -233,16 +245,17 @@ func (k *call) finish(err error) error {
 
 // attempt is one try of a call on one provider.
 type attempt struct {
-	k      *call
-	ctx    context.Context
-	ep     *endpoint
-	ticket breakerTicket
-	n      int       // 1 for the first attempt
-	start  time.Time // client clock
-	resp   Message   // the call's, or the attempt's own in a race
-	req    conn.Request
-	p      *conn.Pending
-	md     MD // scratch of req.MD
+	k        *call
+	ctx      context.Context
+	ep       *endpoint
+	ticket   breakerTicket
+	n        int       // 1 for the first attempt
+	start    time.Time // client clock
+	deadline time.Time // the attempt's (wall clock; zero: none)
+	resp     Message   // the call's, or the attempt's own in a race
+	req      conn.Request
+	p        *conn.Pending
+	md       MD // scratch of req.MD
 
 	// Results.
 	end  time.Time  // when the attempt ended, client clock
@@ -263,7 +276,7 @@ func (a *attempt) run() error {
 	m := k.info.Method
 	a.lost, a.p.MD = nil, nil
 	a.md = requestMD(a.md[:0], a.ctx, k.c.o.app, a.n)
-	a.req = conn.Request{Method: m.ID, Name: m.FullName, Oneway: m.Oneway, Deadline: k.deadline,
+	a.req = conn.Request{Method: m.ID, Name: m.FullName, Oneway: m.Oneway, Deadline: a.deadline,
 		Req: k.req, Resp: a.resp, MD: a.md, WantMD: k.opts.respMD != nil}
 	cn, err := a.ep.pool.Get(a.ctx)
 	if err == nil {

@@ -12,6 +12,7 @@ type callOptions struct {
 	hashKey    []byte
 	hasHashKey bool
 	timeout    time.Duration
+	tryTimeout time.Duration
 	tries      int
 	fault      FaultMode
 	tagKey     string
@@ -29,6 +30,13 @@ func WithHashKey(key string) CallOption {
 // client's default. The caller's context deadline still applies if earlier.
 func WithCallTimeout(d time.Duration) CallOption {
 	return func(o *callOptions) { o.timeout = d }
+}
+
+// WithTryTimeout bounds each attempt of the call, overriding the schema's
+// TryTimeout. Without either, an attempt that may be retried gets half
+// the time left, the last one all of it.
+func WithTryTimeout(d time.Duration) CallOption {
+	return func(o *callOptions) { o.tryTimeout = d }
 }
 
 // WithTries sets the number of attempts of a failover call, overriding the

@@ -58,15 +58,17 @@ func NewClient(opts ...ClientOption) (*Client, error) {
 		return nil, errors.New("rt: new client: no providers: use WithRegistry or WithAddrs")
 	}
 	c.cc = conn.Config{
-		Dial:        c.o.dialer,
-		Preface:     c.o.localPreface(),
-		MaxFrame:    c.o.maxFrame,
-		Compress:    c.o.compress,
-		Compressors: c.o.compressors,
-		SpinWait:    c.o.spinWait,
-		SpinGate:    c.o.spinGate,
-		Now:         c.o.clock.Now,
-		PoolSize:    c.o.poolSize,
+		Dial:         c.o.dialer,
+		Preface:      c.o.localPreface(),
+		MaxFrame:     c.o.maxFrame,
+		Compress:     c.o.compress,
+		Compressors:  c.o.compressors,
+		SpinWait:     c.o.spinWait,
+		SpinGate:     c.o.spinGate,
+		Now:          c.o.clock.Now,
+		PoolSize:     c.o.poolSize,
+		Buffers:      c.o.buffers,
+		WriteTimeout: c.o.writeTimeout,
 	}
 	host, _ := os.Hostname()
 	c.id = host + ":" + strconv.Itoa(os.Getpid()) + ":" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)

@@ -401,7 +401,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestMaxConcurrent(t *testing.T) {
-	e := newEnv(t, []rt.ServerOption{rt.WithMaxConcurrent(1)})
+	e := newEnv(t, []rt.ServerOption{rt.WithLimits(rt.Limits{MaxCalls: 1})})
 	errc := make(chan error, 1)
 	go func() {
 		_, err := call(ctxT(t), e.cli, &testDesc, 0, "sleep")
@@ -526,5 +526,43 @@ func TestRetryBackoffWaitsOnTheClientsClock(t *testing.T) {
 	err := <-done
 	if rt.CodeOf(err) != rt.Unavailable || c.obs.attempts.Load() != 2 {
 		t.Fatalf("after the backoff: %v, %d attempts; want Unavailable after 2", err, c.obs.attempts.Load())
+	}
+}
+
+// A provider that hangs costs an idempotent call one try, not the call:
+// with the default try timeouts (half the time left, the last try all of
+// it) every call succeeds on another provider, and the hung one's breaker
+// opens after its attempts time out.
+func TestHungProviderCostsOneTry(t *testing.T) {
+	c := newClusterWith(t, 3, func(i int, impl *testImpl) {
+		if i == 1 {
+			impl.slow = time.Hour // answers only when its call is canceled
+		}
+	})
+	const callers, calls = 8, 25
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < callers; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < calls; i++ {
+				// Long enough that half of it is a try on a busy machine.
+				if _, err := call(context.Background(), c.cli, &testDesc, 2, "x", rt.WithCallTimeout(2*time.Second)); err != nil {
+					failed.Add(1)
+					t.Errorf("call failed: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() > 0 {
+		t.Fatalf("%d of %d calls failed", failed.Load(), callers*calls)
+	}
+	for _, p := range c.cli.Providers(&testDesc) {
+		if p.Addr == c.addr(1) && p.Breaker != "open" {
+			t.Errorf("the hung provider's breaker is %q, want open", p.Breaker)
+		}
 	}
 }

@@ -118,6 +118,7 @@ type BreakerPolicy struct {
 // any of it per call or through the registry's governance config.
 type MethodPolicy struct {
 	Timeout    time.Duration // 0 means the client's default
+	TryTimeout time.Duration // TryTimeout bounds each attempt; 0 means the runtime's default (see rt)
 	Idempotent bool
 	Retry      RetryPolicy
 	Mock       MockPolicy

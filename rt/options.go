@@ -73,6 +73,8 @@ type sharedConfig struct {
 	app            string
 	group, version string
 	maxFrame       int
+	maxMD          int
+	writeTimeout   time.Duration
 	compress       int // threshold; 0 = off
 	heartbeat      time.Duration
 	spinWait       time.Duration // 0: readers never poll
@@ -80,16 +82,19 @@ type sharedConfig struct {
 	observerSet    bool
 
 	// Set by finish, not by options.
-	compressors *sync.Pool     // of *wire.Compressor, shared by the side's connections
-	spinGate    *sock.SpinGate // the side's pollers
+	compressors *sync.Pool       // of *wire.Compressor, shared by the side's connections
+	spinGate    *sock.SpinGate   // the side's pollers
+	buffers     *sock.BufferPool // write buffers of the side's connections
 }
 
 func defaultShared() sharedConfig {
 	return sharedConfig{
-		clock:     systemClock{},
-		maxFrame:  wire.DefaultMaxFrameSize,
-		heartbeat: 15 * time.Second,
-		spinWait:  60 * time.Microsecond, // about twice a loopback round trip on a VM
+		clock:        systemClock{},
+		maxFrame:     wire.DefaultMaxFrameSize,
+		maxMD:        wire.DefaultMaxMetadataSize,
+		writeTimeout: DefaultWriteTimeout,
+		heartbeat:    15 * time.Second,
+		spinWait:     60 * time.Microsecond, // about twice a loopback round trip on a VM
 	}
 }
 
@@ -101,8 +106,10 @@ func (s *sharedConfig) finish() {
 	if s.clock == nil {
 		s.clock = systemClock{}
 	}
+	s.writeTimeout = max(s.writeTimeout, 0)
 	s.compressors = &sync.Pool{New: func() any { return new(wire.Compressor) }}
 	s.spinGate = sock.NewSpinGate()
+	s.buffers = new(sock.BufferPool)
 }
 
 // localPreface is the preface this side announces.
@@ -141,6 +148,22 @@ func WithGroupVersion(group, version string) Option {
 // WithMaxFrameSize sets the largest frame this side accepts, announced to
 // the peer. Default 4 MiB.
 func WithMaxFrameSize(n int) Option { return sharedOption(func(s *sharedConfig) { s.maxFrame = n }) }
+
+// WithMaxMetadataSize sets the largest metadata block this side accepts
+// in a frame, announced to the peer; a call whose metadata is larger than
+// the peer's limit fails locally with InvalidArgument. Default 16 KiB.
+func WithMaxMetadataSize(n int) Option { return sharedOption(func(s *sharedConfig) { s.maxMD = n }) }
+
+// DefaultWriteTimeout is the default of WithWriteTimeout.
+const DefaultWriteTimeout = 20 * time.Second
+
+// WithWriteTimeout closes a connection whose peer takes none of the bytes
+// written to it for d (at least half of d): a peer that stops reading
+// cannot hold this side's buffers and goroutines. Writes that make
+// progress, however slowly, go on. Default 20 s; 0 or negative disables.
+func WithWriteTimeout(d time.Duration) Option {
+	return sharedOption(func(s *sharedConfig) { s.writeTimeout = d })
+}
 
 // WithCompression compresses bodies of at least threshold bytes with lz4
 // when the peer supports it. Default: off.

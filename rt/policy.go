@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strconv"
@@ -117,20 +118,43 @@ func countsAsFailure(err error) bool {
 
 // callDeadline is the earliest of ctx's deadline and now plus the call's
 // timeout (call option, else schema, else client default); zero: none.
-func callDeadline(ctx context.Context, now time.Time, schema, opt, def time.Duration) time.Time {
-	d := opt
-	if d == 0 {
-		d = schema
-	}
-	if d == 0 {
-		d = def
-	}
+// Deadlines are wall-clock time (they go on the wire and on sockets), so
+// now is read from the wall clock, and only when a timeout applies.
+func callDeadline(ctx context.Context, schema, opt, def time.Duration) time.Time {
+	return earliest(ctx, time.Now, cmp.Or(opt, schema, def))
+}
+
+// earliest is the earlier of ctx's deadline and now()+d (d > 0).
+func earliest(ctx context.Context, now func() time.Time, d time.Duration) time.Time {
 	var dl time.Time
 	if d > 0 {
-		dl = now.Add(d)
+		dl = now().Add(d)
 	}
 	if cd, ok := ctx.Deadline(); ok && (dl.IsZero() || cd.Before(dl)) {
 		dl = cd
+	}
+	return dl
+}
+
+// tryDeadline is the deadline of an attempt that starts at now (wall
+// clock) of a call that must end by deadline (zero: none). With a try
+// timeout (the call option's, else the schema's TryTimeout) it is now plus
+// that. Without one, an attempt that may be followed by another (lastTry
+// false) gets half the time left, so that a provider that hangs costs one
+// try and leaves the rest for the others, and the last try gets all of
+// it. Never past the call's deadline; zero when neither bounds it.
+func tryDeadline(now, deadline time.Time, try time.Duration, lastTry bool) time.Time {
+	var dl time.Time
+	switch {
+	case try > 0:
+		dl = now.Add(try)
+	case lastTry || deadline.IsZero():
+		return deadline
+	default:
+		dl = now.Add(deadline.Sub(now) / 2)
+	}
+	if !deadline.IsZero() && deadline.Before(dl) {
+		return deadline
 	}
 	return dl
 }

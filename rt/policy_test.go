@@ -1,6 +1,7 @@
 package rt
 
 import (
+	stdcmp "cmp"
 	"context"
 	"errors"
 	"testing"
@@ -94,6 +95,7 @@ func TestRetryable(t *testing.T) {
 
 func TestCallDeadline(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { return now }
 	early, cancel := context.WithDeadline(context.Background(), now.Add(time.Second))
 	defer cancel()
 	late, cancel2 := context.WithDeadline(context.Background(), now.Add(time.Hour))
@@ -114,10 +116,15 @@ func TestCallDeadline(t *testing.T) {
 		{"context only", late, 0, 0, 0, now.Add(time.Hour)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := callDeadline(tc.ctx, now, tc.schema, tc.opt, tc.def); !got.Equal(tc.want) {
-				t.Fatalf("callDeadline = %v, want %v", got, tc.want)
+			if got := earliest(tc.ctx, clock, stdcmp.Or(tc.opt, tc.schema, tc.def)); !got.Equal(tc.want) {
+				t.Fatalf("deadline = %v, want %v", got, tc.want)
 			}
 		})
+	}
+	// callDeadline reads the wall clock, whatever the client's Clock says.
+	before := time.Now()
+	if got := callDeadline(bg, time.Minute, 0, 0); got.Before(before.Add(time.Minute)) || got.After(time.Now().Add(time.Minute)) {
+		t.Fatalf("callDeadline = %v, want a minute from the wall clock's now", got)
 	}
 }
 
@@ -212,5 +219,31 @@ func TestFromConn(t *testing.T) {
 	other := fromConn(errors.New("boom"))
 	if CodeOf(other) != Unavailable {
 		t.Fatalf("fromConn(other) = %v, want Unavailable", other)
+	}
+}
+
+func TestTryDeadline(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	s := time.Second
+	for _, tc := range []struct {
+		name     string
+		deadline time.Time
+		try      time.Duration
+		last     bool
+		want     time.Time
+	}{
+		{"no deadline, no try timeout", time.Time{}, 0, false, time.Time{}},
+		{"try timeout, no deadline", time.Time{}, s, false, now.Add(s)},
+		{"try timeout within the deadline", now.Add(3 * s), s, false, now.Add(s)},
+		{"try timeout past the deadline", now.Add(3 * s), 5 * s, false, now.Add(3 * s)},
+		{"default: half the time left", now.Add(3 * s), 0, false, now.Add(1500 * time.Millisecond)},
+		{"default: the last try gets all", now.Add(3 * s), 0, true, now.Add(3 * s)},
+		{"an explicit timeout applies to the last try too", now.Add(3 * s), s, true, now.Add(s)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tryDeadline(now, tc.deadline, tc.try, tc.last); !got.Equal(tc.want) {
+				t.Fatalf("tryDeadline = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -30,7 +30,7 @@ func (k *call) race(n int, delay time.Duration) error {
 			return
 		}
 		pi.Tried = append(pi.Tried, i)
-		a := &attempt{k: k, ctx: ctx, ep: ep, ticket: ticket, n: len(pi.Tried), resp: m.NewResponse(), p: conn.NewPending()}
+		a := &attempt{k: k, ctx: ctx, ep: ep, ticket: ticket, n: len(pi.Tried), deadline: k.deadline, resp: m.NewResponse(), p: conn.NewPending()}
 		go func() {
 			a.start = k.c.o.clock.Now()
 			a.err = a.run()

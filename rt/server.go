@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/yrpc/yrpc/limiter"
@@ -29,6 +30,7 @@ type Server struct {
 	serving   bool
 	listeners map[net.Listener]struct{}
 	conns     map[*serverConn]struct{}
+	perIP     map[string]int // open connections by client IP
 	endpoints []registry.Endpoint
 	watches   []func()
 	closed    bool
@@ -91,12 +93,13 @@ func NewServer(opts ...ServerOption) *Server {
 		o:         newServerConfig(opts),
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*serverConn]struct{}),
+		perIP:     make(map[string]int),
 		drained:   make(chan struct{}, 1),
 		done:      make(chan struct{}),
 	}
 	s.rec = s.o.defaultRecorder()
 	s.workers.max = 4096
-	if n := s.o.maxConcurrent; n > 0 {
+	if n := s.o.limits.MaxCalls; n > 0 {
 		s.conc = limiter.NewConcurrency(n)
 	}
 	return s
@@ -222,17 +225,19 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 			if s.goaway.Load() || s.isClosed() {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-				select {
-				case <-time.After(delay):
-					continue
-				case <-s.done:
-					return ErrServerClosed
-				}
+			if !temporaryAcceptError(err) {
+				return fmt.Errorf("rt: accept on %s: %w", lis.Addr(), err)
 			}
-			return fmt.Errorf("rt: accept on %s: %w", lis.Addr(), err)
+			// Out of file descriptors, or a connection aborted before
+			// it was accepted: wait and accept again, as net/http does.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.o.logger.Warn("rt: accept failed; retrying", "addr", lis.Addr().String(), "err", err, "delay", delay)
+			select {
+			case <-s.o.clock.After(delay):
+				continue
+			case <-s.done:
+				return ErrServerClosed
+			}
 		}
 		delay = 0
 		s.mu.Lock()
@@ -241,12 +246,50 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 			nc.Close()
 			return ErrServerClosed
 		}
-		c := newServerConn(s, nc)
+		ip := limiter.ClientKey(nc.RemoteAddr().String())
+		if why := s.admit(ip); why != "" {
+			s.mu.Unlock()
+			s.o.logger.Warn("rt: connection refused", "peer", nc.RemoteAddr().String(), "reason", why)
+			nc.Close()
+			continue
+		}
+		c := newServerConn(s, nc, ip)
 		s.conns[c] = struct{}{}
+		s.perIP[ip]++
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go c.serve()
 	}
+}
+
+// temporaryAcceptError reports whether Accept may succeed if tried again:
+// a timeout, descriptors running out (EMFILE, ENFILE), memory for sockets
+// running out, or a connection the peer aborted while it was queued.
+func temporaryAcceptError(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, e := range [...]error{syscall.EMFILE, syscall.ENFILE, syscall.ECONNABORTED, syscall.ENOBUFS, syscall.ENOMEM, syscall.EINTR} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// admit says why a connection from ip is refused ("" when it is not):
+// the limits on connections overall and per client IP. Called with mu
+// held.
+func (s *Server) admit(ip string) string {
+	l := &s.o.limits
+	switch {
+	case l.MaxConns > 0 && len(s.conns) >= l.MaxConns:
+		return fmt.Sprintf("%d connections open (Limits.MaxConns)", len(s.conns))
+	case l.MaxConnsPerIP > 0 && s.perIP[ip] >= l.MaxConnsPerIP:
+		return fmt.Sprintf("%d connections open from %s (Limits.MaxConnsPerIP)", s.perIP[ip], ip)
+	}
+	return ""
 }
 
 // announce registers every service for lis and starts watching their
@@ -419,7 +462,12 @@ func (s *Server) Close() error {
 
 func (s *Server) removeConn(c *serverConn) {
 	s.mu.Lock()
-	delete(s.conns, c)
+	if _, ok := s.conns[c]; ok {
+		delete(s.conns, c)
+		if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
+			delete(s.perIP, c.ip)
+		}
+	}
 	s.mu.Unlock()
 }
 

@@ -11,7 +11,7 @@ type serverConfig struct {
 	interceptors   []ServerInterceptor
 	idleTimeout    time.Duration
 	deregisterWait time.Duration
-	maxConcurrent  int
+	limits         Limits
 }
 
 func newServerConfig(opts []ServerOption) serverConfig {
@@ -23,6 +23,7 @@ func newServerConfig(opts []ServerOption) serverConfig {
 		o.applyToServer(&c)
 	}
 	c.finish()
+	c.limits = c.limits.withDefaults()
 	return c
 }
 
@@ -64,9 +65,8 @@ func WithDeregisterWait(d time.Duration) ServerOption {
 	return serverOption(func(c *serverConfig) { c.deregisterWait = d })
 }
 
-// WithMaxConcurrent makes the server refuse calls with ResourceExhausted
-// while n calls are in flight (clients retry them on another provider).
-// Default 0: no limit.
-func WithMaxConcurrent(n int) ServerOption {
-	return serverOption(func(c *serverConfig) { c.maxConcurrent = n })
+// WithLimits sets the limits on what peers can make the server hold; zero
+// fields keep their defaults (see Limits).
+func WithLimits(l Limits) ServerOption {
+	return serverOption(func(c *serverConfig) { c.limits = l })
 }

@@ -6,19 +6,16 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/yrpc/yrpc/limiter"
 	"github.com/yrpc/yrpc/rt/internal/conn"
 	"github.com/yrpc/yrpc/rt/internal/sock"
 	"github.com/yrpc/yrpc/rt/metrics"
 	"github.com/yrpc/yrpc/rt/wire"
 )
-
-// prefaceTimeout bounds the connection preface exchange.
-const prefaceTimeout = 10 * time.Second
 
 // serverConn is one client connection of a Server.
 type serverConn struct {
@@ -31,6 +28,9 @@ type serverConn struct {
 
 	mu    sync.Mutex
 	calls map[uint32]*serverCall // in flight, for cancel frames
+
+	inflight atomic.Int64 // calls in flight, oneway ones included
+	started  bool         // the first frame was read; the reader's
 
 	dropFunc func()
 	// Serving calls on the reading goroutine (see readLoop): owner is
@@ -49,13 +49,13 @@ type serverConn struct {
 	peek          *sock.Peeker
 }
 
-func newServerConn(s *Server, nc net.Conn) *serverConn {
-	c := &serverConn{srv: s, nc: nc, w: sock.NewWriter(nc), calls: make(map[uint32]*serverCall)}
+func newServerConn(s *Server, nc net.Conn, ip string) *serverConn {
+	w := sock.NewWriter(nc, sock.WriterOptions{Pool: s.o.buffers, Timeout: s.o.writeTimeout})
+	c := &serverConn{srv: s, nc: nc, w: w, ip: ip, calls: make(map[uint32]*serverCall)}
 	c.peek = sock.NewPeeker(nc)
 	c.dropFunc = func() { c.close(errors.New("rt: connection dropped by fault injection")) }
 	c.stall = time.AfterFunc(time.Hour, c.watchdog)
 	c.stall.Stop()
-	c.ip = limiter.ClientKey(nc.RemoteAddr().String())
 	e := s.epoch.Load()
 	c.lastFrame.Store(e)
 	c.lastCall.Store(e)
@@ -68,13 +68,16 @@ func (c *serverConn) serve() {
 		return
 	}
 	go c.w.Loop()
-	c.r = wire.NewReader(c.nc, wire.ReaderOptions{MaxFrameSize: c.srv.o.maxFrame})
+	c.r = wire.NewReader(c.nc, wire.ReaderOptions{MaxFrameSize: c.srv.o.maxFrame, MaxMetadataSize: c.srv.o.maxMD})
 	c.run()
 }
 
-// handshake exchanges prefaces.
+// handshake exchanges prefaces, within Limits.PrefaceTimeout, and leaves
+// the read deadline of the first frame (Limits.FirstFrameTimeout; readLoop
+// clears it once the frame is in).
 func (c *serverConn) handshake() error {
-	_ = c.nc.SetDeadline(time.Now().Add(prefaceTimeout))
+	l := &c.srv.o.limits
+	_ = c.nc.SetDeadline(deadlineIn(l.PrefaceTimeout))
 	peer, err := wire.ReadPreface(c.nc)
 	if err != nil {
 		c.srv.o.logger.Info("rt: bad connection preface", "peer", c.nc.RemoteAddr().String(), "err", err)
@@ -85,7 +88,16 @@ func (c *serverConn) handshake() error {
 	if _, err := c.nc.Write(wire.AppendPreface(nil, mine)); err != nil {
 		return err
 	}
-	return c.nc.SetDeadline(time.Time{})
+	_ = c.nc.SetWriteDeadline(time.Time{})
+	return c.nc.SetReadDeadline(deadlineIn(l.FirstFrameTimeout))
+}
+
+// deadlineIn is the deadline d from now; zero (none) for d <= 0.
+func deadlineIn(d time.Duration) time.Time {
+	if d <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(d)
 }
 
 // run reads frames until the connection fails, then closes it. It
@@ -124,13 +136,30 @@ func (c *serverConn) readLoop() error {
 			}
 			batch = 0
 		}
+		if max := c.srv.o.limits.MaxBufferedBytes; max > 0 && c.w.Buffered() > max {
+			// The client does not take its answers: stop reading its
+			// requests until it does (or the write timeout closes it).
+			if err := c.w.FlushHeld(); err != nil {
+				return err
+			}
+			if err := c.w.WaitBelow(max); err != nil {
+				return err
+			}
+		}
 		f, err := r.Next()
 		if err != nil {
 			var fe *wire.FrameError
-			if errors.As(err, &fe) {
+			switch {
+			case errors.As(err, &fe):
 				c.srv.o.logger.Warn("rt: closing connection after bad frame", "peer", c.nc.RemoteAddr().String(), "err", err)
+			case !c.started && errors.Is(err, os.ErrDeadlineExceeded):
+				c.srv.o.logger.Info("rt: closing connection with no frame", "peer", c.nc.RemoteAddr().String(), "waited", c.srv.o.limits.FirstFrameTimeout)
 			}
 			return err
+		}
+		if !c.started {
+			c.started = true
+			_ = c.nc.SetReadDeadline(time.Time{})
 		}
 		c.lastFrame.Store(c.srv.epoch.Load())
 		switch f.Type {
@@ -279,9 +308,15 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		}
 		return nil
 	}
+	if max := int64(s.o.limits.MaxCallsPerConn); max > 0 && c.inflight.Load() >= max {
+		if !oneway {
+			c.refuse(f.ID, ResourceExhausted, fmt.Sprintf("%s: %d calls in flight on this connection (the server's Limits.MaxCallsPerConn)", me.info.Method.FullName, max))
+		}
+		return nil
+	}
 	if s.conc != nil && !s.conc.Acquire() {
 		if !oneway {
-			c.refuse(f.ID, ResourceExhausted, me.info.Method.FullName+": too many calls in flight")
+			c.refuse(f.ID, ResourceExhausted, me.info.Method.FullName+": too many calls in flight (the server's Limits.MaxCalls)")
 		}
 		return nil
 	}
@@ -292,6 +327,7 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		sc.ctx.deadline = now.Add(f.Timeout)
 	}
 	s.inflight.Add(1)
+	c.inflight.Add(1)
 	if !oneway {
 		c.mu.Lock()
 		c.calls[f.ID] = sc
@@ -321,6 +357,7 @@ func (sc *serverCall) run() {
 // else through the writer loop".
 func (sc *serverCall) serve(mode sock.WriteMode) {
 	c := sc.conn
+	defer c.inflight.Add(-1)
 	defer c.srv.callDone()
 	obs := c.srv.o.observer
 	var start time.Time

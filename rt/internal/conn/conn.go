@@ -21,8 +21,10 @@ type Config struct {
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
 	// Preface is what this side announces.
 	Preface wire.Preface
-	// MaxFrame is the largest frame this side accepts.
-	MaxFrame int
+	// MaxFrame and MaxMetadata are the largest frame and metadata block
+	// this side accepts.
+	MaxFrame    int
+	MaxMetadata int
 	// Compress is the body size from which requests are compressed when
 	// lz4 was negotiated; 0: never.
 	Compress int
@@ -33,6 +35,10 @@ type Config struct {
 	SpinGate *sock.SpinGate
 	// Now is the client's clock, for redial backoff.
 	Now func() time.Time
+	// Buffers lends write buffers; WriteTimeout fails a connection whose
+	// server takes no bytes for that long (0: never). See sock.Writer.
+	Buffers      *sock.BufferPool
+	WriteTimeout time.Duration
 	// PoolSize is the number of connections per address (at least 1).
 	PoolSize int
 }
@@ -43,12 +49,13 @@ type Config struct {
 // own channel for the goroutine that reads it (see read.go). No goroutine
 // is started per call.
 type Conn struct {
-	addr string
-	nc   net.Conn
-	w    *sock.Writer
-	cfg  *Config
-	comp bool   // lz4 negotiated
-	max  uint32 // the server's max frame size
+	addr  string
+	nc    net.Conn
+	w     *sock.Writer
+	cfg   *Config
+	comp  bool   // lz4 negotiated
+	max   uint32 // the server's max frame size
+	maxMD int    // the server's max metadata size
 
 	mu       sync.Mutex
 	pending  map[uint32]*Pending
@@ -105,12 +112,14 @@ func dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 	}
 	_ = nc.SetDeadline(time.Time{})
 	c := &Conn{
-		addr: addr, nc: nc, w: sock.NewWriter(nc), cfg: cfg,
+		addr: addr, nc: nc, cfg: cfg,
+		w:       sock.NewWriter(nc, sock.WriterOptions{Pool: cfg.Buffers, Timeout: cfg.WriteTimeout}),
 		comp:    cfg.Preface.Negotiate(peer).Has(wire.FeatureLZ4),
 		max:     peer.MaxFrameSize,
+		maxMD:   wire.DefaultMaxMetadataSize,
 		pending: make(map[uint32]*Pending),
 		done:    make(chan struct{}),
-		r:       wire.NewReader(nc, wire.ReaderOptions{MaxFrameSize: cfg.MaxFrame}),
+		r:       wire.NewReader(nc, wire.ReaderOptions{MaxFrameSize: cfg.MaxFrame, MaxMetadataSize: cfg.MaxMetadata}),
 		wake:    make(chan struct{}, 1),
 		peek:    sock.NewPeeker(nc),
 	}
@@ -183,8 +192,8 @@ func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 		}
 	}
 	size := r.Req.Size()
-	if fs := wire.FrameSize(&h, r.MD, size); fs > int(c.max) || fs > c.cfg.MaxFrame {
-		return errorf(InvalidArgument, "%s: request of %d bytes exceeds the max frame size %d", r.Name, fs, min(int(c.max), c.cfg.MaxFrame))
+	if err := c.checkSize(r, &h, size); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	if c.err != nil || c.goaway {
@@ -247,6 +256,21 @@ func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 		return nil
 	}
 	return c.awaitLeading(ctx, r, id, p, alone)
+}
+
+// checkSize refuses, before sending, a call the server would refuse by
+// closing the connection (and failing every other call on it): metadata
+// over the server's limit, a frame over its or this side's frame size.
+func (c *Conn) checkSize(r *Request, h *wire.Header, size int) error {
+	if len(r.MD) > 0 {
+		if n := wire.MetadataSize(r.MD); n > c.maxMD {
+			return errorf(InvalidArgument, "%s: request metadata of %d bytes exceeds %s's limit of %d", r.Name, n, c.addr, c.maxMD)
+		}
+	}
+	if fs := wire.FrameSize(h, r.MD, size); fs > int(c.max) || fs > c.cfg.MaxFrame {
+		return errorf(InvalidArgument, "%s: request of %d bytes exceeds the max frame size %d", r.Name, fs, min(int(c.max), c.cfg.MaxFrame))
+	}
+	return nil
 }
 
 // await waits for the response of call id, read by another goroutine, or

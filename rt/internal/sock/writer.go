@@ -1,9 +1,12 @@
 package sock
 
 import (
+	"errors"
 	"net"
+	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,27 +15,75 @@ import (
 // common case at low load). Frames appended while a write is in progress
 // wait in a buffer that the background loop flushes with one syscall, so
 // under load many frames share each write.
+//
+// Buffers come from the side's BufferPool when there is something to
+// write and go back once it is written, so an idle connection holds none.
+// Buffered tells how many bytes wait (or are being written), so that a
+// reader can stop reading a peer that does not take its answers
+// (WaitBelow).
 type Writer struct {
-	nc   net.Conn
-	kick chan struct{} // wakes loop; capacity 1
+	nc      net.Conn
+	kick    chan struct{} // wakes loop; capacity 1
+	pool    *BufferPool
+	timeout time.Duration // a write that makes no progress for this long fails; 0: never
 
 	mu       sync.Mutex
-	buf      []byte // frames waiting to be written
-	spare    []byte // the other buffer, reused
+	buf      []byte // frames waiting to be written; nil when none
 	flushing bool   // a goroutine owns the socket for writing
 	err      error  // sticky write error
 	done     bool
+	waiting  bool          // a WaitBelow is parked on drain
+	drain    chan struct{} // capacity 1: a write completed (for WaitBelow)
+
+	queued atomic.Int64 // bytes in buf plus the write in progress
 
 	wdl time.Time // the socket's write deadline; only its owner touches it
 }
 
-const maxIdleWriteBuf = 1 << 20 // larger buffers are dropped after use
-
-func NewWriter(nc net.Conn) *Writer {
-	return &Writer{nc: nc, kick: make(chan struct{}, 1), buf: make([]byte, 0, 16<<10), spare: make([]byte, 0, 16<<10)}
+// WriterOptions configure a Writer. The zero value: private buffers, no
+// write timeout.
+type WriterOptions struct {
+	// Pool lends the buffers; nil gives the Writer a pool of its own.
+	Pool *BufferPool
+	// Timeout fails the connection when a write makes no progress for
+	// this long (at least half of it, at most all of it: the deadline is
+	// renewed lazily); 0 means never.
+	Timeout time.Duration
 }
 
-// WriteMode says when a frame handed to Writer.write goes out.
+// NewWriter returns a Writer of nc; call Loop on a goroutine of its own.
+func NewWriter(nc net.Conn, o WriterOptions) *Writer {
+	if o.Pool == nil {
+		o.Pool = new(BufferPool)
+	}
+	return &Writer{nc: nc, kick: make(chan struct{}, 1), drain: make(chan struct{}, 1), pool: o.Pool, timeout: o.Timeout}
+}
+
+// BufferPool lends write buffers to the Writers of one side. The zero
+// value is ready to use; it is safe for concurrent use.
+type BufferPool struct{ p sync.Pool }
+
+const (
+	initialWriteBuf = 16 << 10
+	maxPooledBuf    = 1 << 20 // larger buffers are dropped after use
+)
+
+func (p *BufferPool) get() []byte {
+	if b, ok := p.p.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, initialWriteBuf)
+}
+
+func (p *BufferPool) put(b []byte) {
+	if cap(b) > maxPooledBuf {
+		return
+	}
+	b = b[:0]
+	p.p.Put(&b)
+}
+
+// WriteMode says when a frame handed to Writer.Write goes out.
 type WriteMode uint8
 
 const (
@@ -44,7 +95,7 @@ const (
 	// connection has no other call in flight.
 	Direct
 	// Held only appends the frame: the caller is about to add more
-	// and promises to call flushHeld, so that a batch of frames goes out
+	// and promises to call FlushHeld, so that a batch of frames goes out
 	// with one syscall and no hand-off. A concurrent writer may send the
 	// frame earlier, and past maxHeldBytes it is written as with
 	// Direct, so that the peer can start on the first answers of a
@@ -57,7 +108,7 @@ const (
 // whole 64 KiB read's answers, and starts the peer sooner).
 const maxHeldBytes = 16 << 10
 
-// write appends one frame with fn and makes sure it gets written as mode
+// Write appends one frame with fn and makes sure it gets written as mode
 // says. fn must append the whole frame to its argument and return the
 // result; it runs under the writer's lock, so it must be quick and must
 // not call back.
@@ -65,7 +116,7 @@ func (w *Writer) Write(fn func([]byte) []byte, mode WriteMode) error {
 	return w.WriteBefore(fn, mode, time.Time{})
 }
 
-// writeBefore is write for a caller with a deadline (zero: none): if the
+// WriteBefore is Write for a caller with a deadline (zero: none): if the
 // caller ends up writing itself, the write fails once dl passes, and the
 // connection with it, so that a peer that stops reading cannot hold the
 // caller past its deadline. The frames of others queued behind a stalled
@@ -77,7 +128,12 @@ func (w *Writer) WriteBefore(fn func([]byte) []byte, mode WriteMode, dl time.Tim
 		w.mu.Unlock()
 		return err
 	}
+	if w.buf == nil {
+		w.buf = w.pool.get()
+	}
+	n := len(w.buf)
 	w.buf = fn(w.buf)
+	w.queued.Add(int64(len(w.buf) - n))
 	if w.flushing || mode == Held && len(w.buf) < maxHeldBytes {
 		w.mu.Unlock()
 		return nil
@@ -92,7 +148,7 @@ func (w *Writer) WriteBefore(fn func([]byte) []byte, mode WriteMode, dl time.Tim
 	return w.flushOwned(dl)
 }
 
-// flushHeld writes the frames appended with Held, on the calling
+// FlushHeld writes the frames appended with Held, on the calling
 // goroutine, unless another goroutine is writing already (it writes them
 // too).
 func (w *Writer) FlushHeld() error {
@@ -146,21 +202,18 @@ func (w *Writer) flush(dl time.Time) (more bool, err error) {
 		return false, err
 	}
 	b := w.buf
-	w.buf = w.spare[:0]
+	w.buf = nil
 	w.mu.Unlock()
 
-	if !dl.Equal(w.wdl) {
-		_ = w.nc.SetWriteDeadline(dl)
-		w.wdl = dl
-	}
-	_, err = w.nc.Write(b)
+	err = w.writeAll(b, dl)
+	w.pool.put(b)
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if cap(b) <= maxIdleWriteBuf {
-		w.spare = b[:0]
-	} else {
-		w.spare = make([]byte, 0, 16<<10)
+	w.queued.Add(-int64(len(b)))
+	if w.waiting {
+		w.waiting = false
+		w.drain <- struct{}{} // capacity 1, and only one waiter is parked
 	}
 	if err != nil {
 		w.fail(err)
@@ -173,17 +226,66 @@ func (w *Writer) flush(dl time.Time) (more bool, err error) {
 	return true, nil
 }
 
+// writeAll writes b, failing once dl passes (zero: never) or, with a
+// timeout, once a write makes no progress for the timeout.
+func (w *Writer) writeAll(b []byte, dl time.Time) error {
+	for {
+		w.setDeadline(dl)
+		n, err := w.nc.Write(b)
+		if err == nil {
+			return nil
+		}
+		b = b[n:]
+		// A deadline of the timeout's that passed with progress made:
+		// the peer reads, slowly; go on under a new one.
+		if n > 0 && len(b) > 0 && errors.Is(err, os.ErrDeadlineExceeded) && (dl.IsZero() || time.Now().Before(dl)) {
+			continue
+		}
+		return err
+	}
+}
+
+// setDeadline sets the socket's write deadline for a write that must end
+// by dl (zero: none): dl, or sooner the timeout from now. With a timeout
+// the deadline is renewed only once less than half of it is left, so that
+// writes under load do not pay for a deadline each.
+func (w *Writer) setDeadline(dl time.Time) {
+	target := dl
+	if w.timeout > 0 {
+		now := time.Now()
+		lim := now.Add(w.timeout)
+		if dl.IsZero() || lim.Before(dl) {
+			if !w.wdl.IsZero() && !w.wdl.After(lim) && w.wdl.Sub(now) >= w.timeout/2 {
+				return // the deadline in force is fine
+			}
+			target = lim
+		}
+	}
+	if !target.Equal(w.wdl) {
+		_ = w.nc.SetWriteDeadline(target)
+		w.wdl = target
+	}
+}
+
 // fail records err and drops pending frames. Called with mu held.
 func (w *Writer) fail(err error) {
 	if w.err == nil {
 		w.err = err
 	}
-	w.buf = w.buf[:0]
+	if w.buf != nil {
+		w.queued.Add(-int64(len(w.buf)))
+		w.pool.put(w.buf)
+		w.buf = nil
+	}
 	w.flushing = false
+	if w.waiting {
+		w.waiting = false
+		w.drain <- struct{}{}
+	}
 }
 
-// loop writes frames handed to it by write until close. It runs in its own
-// goroutine for the life of the connection.
+// Loop writes frames handed to it by Write until Close. It runs in its
+// own goroutine for the life of the connection.
 func (w *Writer) Loop() {
 	for range w.kick {
 		for more := true; more; {
@@ -201,10 +303,10 @@ func (w *Writer) Loop() {
 // frames per write instead of 10); when frames come one at a time it
 // costs one yield.
 func (w *Writer) gather() {
-	n := w.pending()
+	n := w.Buffered()
 	for range maxGather {
 		runtime.Gosched()
-		m := w.pending()
+		m := w.Buffered()
 		if m == n || m >= maxGatherBytes {
 			return
 		}
@@ -217,14 +319,27 @@ const (
 	maxGatherBytes = 64 << 10
 )
 
-// pending returns the number of bytes waiting to be written.
-func (w *Writer) pending() int {
+// Buffered returns the bytes waiting to be written or being written.
+func (w *Writer) Buffered() int { return int(w.queued.Load()) }
+
+// WaitBelow waits until at most limit bytes are buffered, and returns the
+// writer's error if it failed or closed meanwhile. One goroutine at a
+// time may wait (the connection's reader, pausing a peer that does not
+// read its answers).
+func (w *Writer) WaitBelow(limit int) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.buf)
+	for w.err == nil && !w.done && w.Buffered() > limit {
+		w.waiting = true
+		w.mu.Unlock()
+		<-w.drain
+		w.mu.Lock()
+	}
+	err := w.err
+	w.mu.Unlock()
+	return err
 }
 
-// close stops the loop; frames not yet written are dropped. It does not
+// Close stops the loop; frames not yet written are dropped. It does not
 // close the connection.
 func (w *Writer) Close(err error) {
 	w.mu.Lock()
@@ -238,7 +353,7 @@ func (w *Writer) Close(err error) {
 	w.mu.Unlock()
 }
 
-// flushed reports whether nothing is waiting to be written (for graceful
+// Flushed reports whether nothing is waiting to be written (for graceful
 // shutdown).
 func (w *Writer) Flushed() bool {
 	w.mu.Lock()
