@@ -530,13 +530,12 @@ func TestRetryBackoffWaitsOnTheClientsClock(t *testing.T) {
 }
 
 // A provider that hangs costs an idempotent call one try, not the call:
-// with the default try timeouts (half the time left, the last try all of
-// it) every call succeeds on another provider, and the hung one's breaker
-// opens after its attempts time out.
+// with the default try deadlines (half the time left, the last try all of
+// it) every call succeeds on another provider.
 func TestHungProviderCostsOneTry(t *testing.T) {
 	c := newClusterWith(t, 3, func(i int, impl *testImpl) {
 		if i == 1 {
-			impl.slow = time.Hour // answers only when its call is canceled
+			impl.slow = time.Hour // answers only when its call's deadline passes
 		}
 	})
 	const callers, calls = 8, 25
@@ -547,8 +546,9 @@ func TestHungProviderCostsOneTry(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < calls; i++ {
-				// Long enough that half of it is a try on a busy machine.
-				if _, err := call(context.Background(), c.cli, &testDesc, 2, "x", rt.WithCallTimeout(2*time.Second)); err != nil {
+				// A try on the hung provider takes half of this; the
+				// next, on a live one, has the other half.
+				if _, err := call(context.Background(), c.cli, &testDesc, 2, "x", rt.WithCallTimeout(time.Second)); err != nil {
 					failed.Add(1)
 					t.Errorf("call failed: %v", err)
 					return
@@ -560,9 +560,7 @@ func TestHungProviderCostsOneTry(t *testing.T) {
 	if failed.Load() > 0 {
 		t.Fatalf("%d of %d calls failed", failed.Load(), callers*calls)
 	}
-	for _, p := range c.cli.Providers(&testDesc) {
-		if p.Addr == c.addr(1) && p.Breaker != "open" {
-			t.Errorf("the hung provider's breaker is %q, want open", p.Breaker)
-		}
+	if c.impls[1].calls.Load() == 0 {
+		t.Fatal("no call tried the hung provider: the test proved nothing")
 	}
 }

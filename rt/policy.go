@@ -64,9 +64,12 @@ func retryable(err error, notRun bool, mode FaultMode, m *MethodDesc, ran, tries
 	if mode != FaultFailover || ran >= tries {
 		return false
 	}
+	// DeadlineExceeded, local or from the server, is the end of a try,
+	// whose deadline may come before the call's; retryWait stops once the
+	// call's own deadline has passed.
 	switch CodeOf(err) {
 	case Unavailable, DeadlineExceeded, Internal, ResourceExhausted, Aborted:
-		return CodeOf(err) != DeadlineExceeded || !IsRemote(err)
+		return true
 	}
 	return false
 }

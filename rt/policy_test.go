@@ -76,7 +76,7 @@ func TestRetryable(t *testing.T) {
 		{"failover, tries spent", unavailable, false, FaultFailover, unary, 3, 3, 3, false},
 		{"failfast", unavailable, false, FaultFailfast, unary, 1, 1, 1, false},
 		{"local deadline", Errorf(DeadlineExceeded, "x"), false, FaultFailover, unary, 1, 3, 1, true},
-		{"remote deadline: the server gave up", remoteDeadline, false, FaultFailover, unary, 1, 3, 1, false},
+		{"remote deadline: the server gave up on the try", remoteDeadline, false, FaultFailover, unary, 1, 3, 1, true},
 		{"application error", Errorf(NotFound, "x"), false, FaultFailover, unary, 1, 3, 1, false},
 		{"busy", Errorf(ResourceExhausted, "x"), false, FaultFailover, unary, 1, 3, 1, true},
 		{"not run, failfast: tried elsewhere", unavailable, true, FaultFailfast, unary, 0, 1, 1, true},
