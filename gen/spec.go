@@ -148,6 +148,7 @@ type Method struct {
 	Oneway     bool          `json:"oneway,omitempty"`
 	Idempotent bool          `json:"idempotent,omitempty"`
 	Timeout    time.Duration `json:"timeout,omitempty"`
+	TryTimeout time.Duration `json:"try_timeout,omitempty"` // per attempt; 0 means the runtime's default
 	Retry      *Retry        `json:"retry,omitempty"`
 	HashKey    string        `json:"hash_key,omitempty"` // request field name (scalar or string)
 	Mock       *Mock         `json:"mock,omitempty"`

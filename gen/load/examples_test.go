@@ -20,8 +20,8 @@ func loadExample(t *testing.T, name string) *gen.Spec {
 	if err != nil {
 		t.Fatalf("Load(%s): %v", name, err)
 	}
-	if err := load.Check(spec); err != nil {
-		t.Fatalf("Check(%s): %v", name, err)
+	if ps := gen.Check(spec); ps != nil {
+		t.Fatalf("gen.Check(%s): %v", name, ps)
 	}
 	return spec
 }

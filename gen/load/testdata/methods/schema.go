@@ -35,7 +35,7 @@ type Users struct{ schema.Service }
 func (Users) Methods() []schema.Method {
 	return []schema.Method{
 		rpc.Unary("Get", Req.Type, Req.Type).HashKey("id"),
-		rpc.Unary("Get", Req.Type, Req.Type),                                                // want "method Get is declared twice"
+		rpc.Unary("Get", Req.Type, Req.Type),                                                // want "method Get: is declared twice"
 		rpc.Unary("ByTag", Req.Type, Req.Type).HashKey("tags"),                              // want "method ByTag: hash key \"tags\" must be a scalar or string field of Req"
 		rpc.Unary("ByNext", Req.Type, Req.Type).HashKey("next"),                             // want "hash key \"next\" must be a scalar or string field of Req"
 		rpc.Unary("ByNope", Req.Type, Req.Type).HashKey("nope"),                             // want "method ByNope: hash key \"nope\" is not a field of Req"
@@ -46,7 +46,7 @@ func (Users) Methods() []schema.Method {
 		rpc.Unary("Hedged", Req.Type, Req.Type).Hedge(time.Millisecond),                     // want "Hedge(1ms): hedging needs an Idempotent method"
 		rpc.Unary("Fork", Req.Type, Req.Type).Idempotent().FaultMode(rpc.Forking(1)),        // want "FaultMode(rpc.Forking(1)): forking needs at least 2 parallel calls"
 		rpc.Unary("Mocked", Req.Type, Req.Type).Mock(rpc.Fail("Broken", "x")),               // want "Mock(rpc.Fail(\"Broken\", \"x\")): unknown status code \"Broken\""
-		rpc.Unary("Valued", Req.Type, Req.Type).Mock(rpc.ReturnValue(rpc.Values{"idd": 1})), // want "method Valued: mock value sets \"idd\", which is not a field of Req"
+		rpc.Unary("Valued", Req.Type, Req.Type).Mock(rpc.ReturnValue(rpc.Values{"idd": 1})), // want "method Valued: mock value: message Req has no field \"idd\""
 		rpc.Oneway("Fire", Req.Type).Mock(rpc.ReturnValue(nil)),                             // want "a oneway method has no response to return"
 		rpc.Unary("lower", Req.Type, Req.Type),                                              // want "rpc.Unary(\"lower\", Req.Type, Req.Type): method name must be an exported Go identifier"
 	}
