@@ -294,21 +294,30 @@ func TestGenerateErrors(t *testing.T) {
 	}
 }
 
-// TestGenerateGreeter runs the real loader and generator on the greeter
-// example into a temporary directory.
-func TestGenerateGreeter(t *testing.T) {
-	target := t.TempDir()
-	code, _, errOut := run(t, nil, "generate", "--target", target, "--package", "greeterrpc", greeterSchema)
-	if code != 0 {
-		t.Fatalf("generate: exit %d: %s", code, errOut)
-	}
-	files, _ := filepath.Glob(filepath.Join(target, "*.go"))
-	if len(files) == 0 {
-		t.Fatal("no files generated")
-	}
-	for _, f := range files {
-		if ok, err := isGenerated(f); err != nil || !ok {
-			t.Errorf("%s lacks the header %q", f, generatedHeader)
+// TestGenerateExamples runs the real loader and generator on two examples
+// into temporary directories: the output is the generated code committed
+// in the repository, which gen's golden test compares with the generator.
+func TestGenerateExamples(t *testing.T) {
+	for _, ex := range []struct{ schema, pkg, committed string }{
+		{greeterSchema, "greeterrpc", "../../../examples/greeter/greeterrpc"},
+		{usersSchema, "userrpc", "../../../examples/users/userrpc"},
+	} {
+		target := t.TempDir()
+		code, _, errOut := run(t, nil, "generate", "--target", target, "--package", ex.pkg, ex.schema)
+		if code != 0 {
+			t.Fatalf("generate %s: exit %d: %s", ex.schema, code, errOut)
+		}
+		files, _ := filepath.Glob(filepath.Join(target, "*.go"))
+		committed, _ := filepath.Glob(filepath.Join(ex.committed, "*.yrpc.go"))
+		if len(files) == 0 || len(files) != len(committed) {
+			t.Fatalf("%s: generated %d files, %d committed", ex.schema, len(files), len(committed))
+		}
+		for _, f := range files {
+			got, _ := os.ReadFile(f)
+			want, err := os.ReadFile(filepath.Join(ex.committed, filepath.Base(f)))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s differs from the committed %s (%v)", f, ex.committed, err)
+			}
 		}
 	}
 }
@@ -348,13 +357,5 @@ func TestInit(t *testing.T) {
 	}
 	if len(spec.Messages) != 2 || len(spec.Services) != 1 || spec.Services[0].Name != "Users" {
 		t.Errorf("scaffold spec: %d messages, %d services", len(spec.Messages), len(spec.Services))
-	}
-}
-
-func TestSnake(t *testing.T) {
-	for in, want := range map[string]string{"User": "user", "GetUser": "get_user", "UserID": "user_id", "HTTPServer": "http_server", "A": "a", "ABC": "abc", "V2Api": "v2_api"} {
-		if got := snake(in); got != want {
-			t.Errorf("snake(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/yrpc/yrpc/gen"
 	"github.com/yrpc/yrpc/gen/load"
+	"github.com/yrpc/yrpc/gen/names"
 )
 
 func (e *Env) runGenerate(ctx context.Context, args []string) error {
@@ -48,11 +49,11 @@ removed; other files in the target are left alone.`)
 		if err != nil {
 			return err
 		}
-		name = packageName(filepath.Base(abs))
+		name = names.PackageName(filepath.Base(abs))
 		if name == "" {
 			return usagef("cannot derive a package name from %q; use --package", dir)
 		}
-	} else if !isGoIdent(name) {
+	} else if !names.IsGoIdent(name) {
 		return usagef("--package %q is not a Go identifier", name)
 	}
 	// The protobuf package (the method-ID namespace) does not depend on
@@ -76,28 +77,6 @@ removed; other files in the target are left alone.`)
 		}
 	}
 	return err
-}
-
-// packageName turns a directory name into a Go package name: its letters
-// (lower-cased) and digits, not starting with a digit.
-func packageName(dir string) string {
-	var b strings.Builder
-	for _, c := range strings.ToLower(dir) {
-		switch {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9' && b.Len() > 0:
-			b.WriteRune(c)
-		}
-	}
-	return b.String()
-}
-
-func isGoIdent(s string) bool {
-	for i, c := range s {
-		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // importPath returns the import path that dir has in its module (found by

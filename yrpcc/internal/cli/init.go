@@ -12,13 +12,15 @@ import (
 	"path/filepath"
 	"strings"
 	"text/template"
+
+	"github.com/yrpc/yrpc/gen/names"
 )
 
-// names is a repeatable string flag.
-type names []string
+// list is a repeatable string flag.
+type list []string
 
-func (n *names) String() string     { return strings.Join(*n, ",") }
-func (n *names) Set(s string) error { *n = append(*n, s); return nil }
+func (l *list) String() string     { return strings.Join(*l, ",") }
+func (l *list) Set(s string) error { *l = append(*l, s); return nil }
 
 func (e *Env) runInit(_ context.Context, args []string) error {
 	fs := e.flagSet("init", "[--dir DIR] [--service NAME]... NAME...",
@@ -29,7 +31,7 @@ that line generates into a sibling directory named after the schema
 directory's parent plus "rpc" (./shop/schema -> ./shop/shoprpc).
 It never overwrites a file.`)
 	dir := fs.String("dir", "schema", "schema directory")
-	var services names
+	var services list
 	fs.Var(&services, "service", "scaffold a service named `NAME` (repeatable)")
 	messages, err := parse(fs, args)
 	if err != nil {
@@ -44,19 +46,19 @@ It never overwrites a file.`)
 	}
 	var todo []scaffold
 	seen := map[string]bool{}
-	for _, list := range []struct {
+	for _, group := range []struct {
 		names   []string
 		service bool
 	}{{messages, false}, {services, true}} {
-		for _, n := range list.names {
-			if !isGoIdent(n) || n[0] < 'A' || n[0] > 'Z' {
+		for _, n := range group.names {
+			if !names.IsExported(n) {
 				return usagef("%q is not an exported Go identifier like \"User\"", n)
 			}
 			if seen[n] {
 				return usagef("%q is given twice", n)
 			}
 			seen[n] = true
-			todo = append(todo, scaffold{n, list.service})
+			todo = append(todo, scaffold{n, group.service})
 		}
 	}
 	target := e.path(*dir)
@@ -74,7 +76,7 @@ It never overwrites a file.`)
 		if err != nil {
 			return err
 		}
-		out = append(out, initFile{filepath.Join(target, snake(s.name)+".go"), src})
+		out = append(out, initFile{filepath.Join(target, names.Snake(s.name)+".go"), src})
 	}
 	for _, f := range out {
 		if _, err := os.Stat(f.path); err == nil {
@@ -156,25 +158,6 @@ func render(t *template.Template, data any) ([]byte, error) {
 	return format.Source(b.Bytes())
 }
 
-// snake turns a Go name into a file name: "GetUser" -> "get_user",
-// "UserID" -> "user_id".
-func snake(name string) string {
-	var b strings.Builder
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if 'A' <= c && c <= 'Z' {
-			prevLower := i > 0 && !('A' <= name[i-1] && name[i-1] <= 'Z')
-			nextLower := i > 0 && i+1 < len(name) && 'a' <= name[i+1] && name[i+1] <= 'z'
-			if i > 0 && (prevLower || nextLower) && name[i-1] != '_' {
-				b.WriteByte('_')
-			}
-			c += 'a' - 'A'
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
-
 var scaffoldTmpl = template.Must(template.New("scaffold").Parse(`package {{.Package}}
 
 import "github.com/yrpc/yrpc/schema"
@@ -221,5 +204,5 @@ func generatedName(schemaDir string) string {
 	if err != nil {
 		return "rpc"
 	}
-	return packageName(filepath.Base(filepath.Dir(abs))) + "rpc"
+	return names.PackageName(filepath.Base(filepath.Dir(abs))) + "rpc"
 }
