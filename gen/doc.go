@@ -32,5 +32,11 @@
 // the field, method or type involved. Generate runs it before it emits
 // anything and gen/load runs it on the specs it loads, mapping the
 // positions to file:line, so the two never disagree. Names follow the rules
-// of package gen/names.
+// of package gen/names; package gen/proto writes a spec as a .proto file.
+//
+// The golden files of the generated code are the generated packages
+// committed in the repository: the examples' (examples/*/...rpc) and the
+// test specs' (gen/internal/testspecs/kitchenrpc and benchrpc). The golden
+// test fails when the generator's output differs from them, and `go test
+// ./gen -update` rewrites them.
 package gen
