@@ -2,6 +2,7 @@ package names
 
 import (
 	"go/token"
+	"path"
 	"strings"
 )
 
@@ -110,17 +111,26 @@ func PackageName(s string) string {
 
 // DefaultPackage returns the protobuf package (the method-ID namespace) of
 // a schema package with import path schemaPath that declares none: the
-// import path element above the schema package, made a PackageName
-// ("example.com/shop/schema" -> "shop"). A major-version element is
-// skipped as Go skips it for package names ("example.com/shop/v2/schema"
-// -> "shop"); a one-element path names itself. The result depends only on
-// the import path, never on the directory the module is checked out in.
-// It returns "" when no letter is left.
+// ImportName of the import path above the schema package
+// ("example.com/shop/schema" -> "shop", "example.com/shop/v2/schema" ->
+// "shop"); a one-element path names itself. The result depends only on the
+// import path, never on the directory the module is checked out in. It
+// returns "" when no letter is left.
 func DefaultPackage(schemaPath string) string {
-	elems := strings.Split(strings.Trim(schemaPath, "/"), "/")
-	if len(elems) > 1 {
-		elems = elems[:len(elems)-1]
+	schemaPath = strings.Trim(schemaPath, "/")
+	if parent := path.Dir(schemaPath); parent != "." {
+		schemaPath = parent
 	}
+	return ImportName(schemaPath)
+}
+
+// ImportName returns the Go package name that an import path suggests: its
+// last element, made a PackageName, skipping a major-version element as Go
+// does ("example.com/shop" and "example.com/shop/v2" -> "shop",
+// "example.com/shop-main" -> "shopmain"). It returns "" when no letter is
+// left.
+func ImportName(importPath string) string {
+	elems := strings.Split(strings.Trim(importPath, "/"), "/")
 	for len(elems) > 1 && isMajorVersion(elems[len(elems)-1]) {
 		elems = elems[:len(elems)-1]
 	}

@@ -89,6 +89,21 @@ func TestDefaultPackage(t *testing.T) {
 	}
 }
 
+func TestImportName(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"example.com/shop", "shop"},
+		{"example.com/shop/v2", "shop"},
+		{"example.com/shop-main", "shopmain"},
+		{"example.com/shop/shoprpc", "shoprpc"},
+		{"v2", "v2"},
+		{"", ""},
+	} {
+		if got := names.ImportName(tc.in); got != tc.want {
+			t.Errorf("ImportName(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestIdents(t *testing.T) {
 	for _, tc := range []struct {
 		in                       string

@@ -55,7 +55,7 @@ func commands() []command {
 }
 
 // packageUsage documents the --package flag of describe and proto.
-const packageUsage = "protobuf package (the method-ID namespace) when the schema has no schema.Package (default, as generate uses: the schema directory's parent's name)"
+const packageUsage = "protobuf package (the method-ID namespace) when the schema has no schema.Package (default, as generate uses: the import path element above the schema package, e.g. shop for example.com/shop/schema)"
 
 // usageError reports bad arguments; the message says what is wrong.
 type usageError struct{ msg string }

@@ -21,7 +21,7 @@ enums, service descriptors, dispatch tables, server interfaces and client
 stubs. Files that an earlier run generated but this one does not are
 removed; other files in the target are left alone.`)
 	target := fs.String("target", "", "directory of the generated package (default: the schema directory's parent, as ent does: ./x/schema -> ./x)")
-	pkgName := fs.String("package", "", "Go package name of the generated code (default: the target directory's name)")
+	pkgName := fs.String("package", "", "Go package name of the generated code (default: the last element of the target's import path)")
 	verbose := fs.Bool("v", false, "list the files written and removed")
 	rest, err := parse(fs, args)
 	if err != nil {
@@ -45,11 +45,7 @@ removed; other files in the target are left alone.`)
 	}
 	name := *pkgName
 	if name == "" {
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			return err
-		}
-		name = names.PackageName(filepath.Base(abs))
+		name = goPackage(dir)
 		if name == "" {
 			return usagef("cannot derive a package name from %q; use --package", dir)
 		}
@@ -57,8 +53,8 @@ removed; other files in the target are left alone.`)
 		return usagef("--package %q is not a Go identifier", name)
 	}
 	// The protobuf package (the method-ID namespace) does not depend on
-	// where the code goes: schema.Package, else the schema directory's
-	// parent's name, as describe and proto use.
+	// where the code goes: schema.Package, else a name from the schema's
+	// import path, as describe and proto use.
 	spec, err := e.loadSchema(ctx, rest, load.Options{})
 	if err != nil {
 		return err
@@ -77,6 +73,20 @@ removed; other files in the target are left alone.`)
 		}
 	}
 	return err
+}
+
+// goPackage returns the default Go package name of generated code in dir:
+// the last element of dir's import path, or of dir when it is not in a
+// module; "" when no letter is left.
+func goPackage(dir string) string {
+	if ip := importPath(dir); ip != "" {
+		return names.ImportName(ip)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	return names.PackageName(filepath.Base(abs))
 }
 
 // importPath returns the import path that dir has in its module (found by
