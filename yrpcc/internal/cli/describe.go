@@ -22,7 +22,7 @@ func (e *Env) runDescribe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	spec, err := e.loadSchema(ctx, rest, load.Options{Package: *pkg})
+	spec, err := e.loadSchema(ctx, "describe", rest, load.Options{Package: *pkg})
 	if err != nil {
 		return err
 	}

@@ -85,6 +85,9 @@ func TestIdentity(t *testing.T) {
 		t.Errorf("the output depends on the directory's name (-shop +shop-main):\n%s", diff)
 	}
 	for name, src := range outputs[0] {
+		if !strings.HasPrefix(name, "shoprpc/") || !strings.Contains(src, "\npackage shoprpc\n") {
+			t.Errorf("%s: want package shoprpc in ./shoprpc, the default target", name)
+		}
 		if strings.HasSuffix(name, "_service.yrpc.go") && !strings.Contains(src, `FullName: "shop.Catalog/Get"`) {
 			t.Errorf("%s does not name the method shop.Catalog/Get:\n%s", name, src)
 		}

@@ -26,9 +26,12 @@ func (e *Env) runInit(_ context.Context, args []string) error {
 	fs := e.flagSet("init", "[--dir DIR] [--service NAME]... NAME...",
 		`Init scaffolds a schema file per new message (each NAME) and per new
 service (each --service NAME) in the schema directory, like ent new. It
-also writes generate.go with a go:generate line if the directory has none;
-that line generates into a sibling directory named after the schema
-directory's parent plus "rpc" (./shop/schema -> ./shop/shoprpc).
+also writes generate.go with a go:generate line if the directory has none:
+"go tool yrpcc generate .", which writes generate's default target (in
+module example.com/shop, ./schema generates ./shoprpc; see yrpcc help
+generate). go tool needs yrpcc as a tool of the module: run
+"go get -tool github.com/yrpc/yrpc/yrpcc" once (Go 1.24+); init
+reminds you when go.mod does not name yrpcc yet.
 It never overwrites a file.`)
 	dir := fs.String("dir", "schema", "schema directory")
 	var services list
@@ -84,7 +87,7 @@ It never overwrites a file.`)
 		}
 	}
 	if !hasGenerateDirective(target) {
-		src, err := render(generateTmpl, map[string]any{"Package": pkg, "Target": "../" + generatedName(target)})
+		src, err := render(generateTmpl, map[string]any{"Package": pkg})
 		if err != nil {
 			return err
 		}
@@ -96,7 +99,25 @@ It never overwrites a file.`)
 		}
 		fmt.Fprintf(e.Stdout, "created %s\n", f.path)
 	}
+	if !hasTool(target) {
+		fmt.Fprintf(e.Stdout, "go generate runs go tool yrpcc, which this module does not list yet: run\n\tgo get -tool %s\n", toolPath)
+	}
 	return nil
+}
+
+// toolPath is yrpcc's package path, as a go.mod tool directive names it.
+const toolPath = "github.com/yrpc/yrpc/yrpcc"
+
+// hasTool reports whether the go.mod of dir's module names yrpcc, as its
+// tool directive does after go get -tool.
+func hasTool(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	root, _ := findModule(abs)
+	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	return err == nil && bytes.Contains(data, []byte(toolPath))
 }
 
 type initFile struct {
@@ -150,12 +171,18 @@ func hasGenerateDirective(dir string) bool {
 	return false
 }
 
+// render executes t and formats the result as Go source ending in a
+// newline (format.Source drops the one after a final comment).
 func render(t *template.Template, data any) ([]byte, error) {
 	var b bytes.Buffer
 	if err := t.Execute(&b, data); err != nil {
 		return nil, err
 	}
-	return format.Source(b.Bytes())
+	src, err := format.Source(b.Bytes())
+	if err != nil || bytes.HasSuffix(src, []byte("\n")) {
+		return src, err
+	}
+	return append(src, '\n'), nil
 }
 
 var scaffoldTmpl = template.Must(template.New("scaffold").Parse(`package {{.Package}}
@@ -192,17 +219,5 @@ func ({{.Name}}) Fields() []schema.Field {
 
 var generateTmpl = template.Must(template.New("generate").Parse(`package {{.Package}}
 
-//go:generate go run github.com/yrpc/yrpc/yrpcc generate --target {{.Target}} .
+//go:generate go tool yrpcc generate .
 `))
-
-// generatedName names the generated package of a schema directory: the
-// name of the directory above it plus "rpc" (./shop/schema -> shoprpc, in
-// ./shop/shoprpc), so that generated code gets its own package rather than
-// joining the parent's.
-func generatedName(schemaDir string) string {
-	abs, err := filepath.Abs(schemaDir)
-	if err != nil {
-		return "rpc"
-	}
-	return names.PackageName(filepath.Base(filepath.Dir(abs))) + "rpc"
-}

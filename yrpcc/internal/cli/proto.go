@@ -22,7 +22,7 @@ google.protobuf.Empty; policies appear as comments.`)
 	if err != nil {
 		return err
 	}
-	spec, err := e.loadSchema(ctx, rest, load.Options{Package: *pkg})
+	spec, err := e.loadSchema(ctx, "proto", rest, load.Options{Package: *pkg})
 	if err != nil {
 		return err
 	}
