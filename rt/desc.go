@@ -117,7 +117,9 @@ type BreakerPolicy struct {
 // MethodPolicy is a method's policy from the schema; the client may override
 // any of it per call or through the registry's governance config.
 type MethodPolicy struct {
-	Timeout    time.Duration // 0 means the client's default
+	Timeout time.Duration // 0 means the client's default
+	// TryTimeout bounds each attempt; 0 means the runtime's default (see rt).
+	TryTimeout time.Duration
 	Idempotent bool
 	Retry      RetryPolicy
 	Mock       MockPolicy
