@@ -50,7 +50,7 @@ func check(spec *Spec, pkg string) (*model, []Problem) {
 	}
 	switch {
 	case pkg == "":
-		c.add(Problem{}, "the spec has no package name; annotate a type with schema.Package or give the generated package name")
+		c.add(Problem{}, "the spec has no package name; annotate a type of the schema with schema.Package")
 	case !names.IsProtoPackage(pkg):
 		c.add(Problem{}, "package %q is not dot-separated identifiers", pkg)
 	}

@@ -137,10 +137,10 @@ func ImportName(importPath string) string {
 	return PackageName(elems[len(elems)-1])
 }
 
-// isMajorVersion reports whether elem is a module's major-version suffix
-// such as "v2".
+// isMajorVersion reports whether elem is a module's major-version suffix:
+// "v2", "v3", ... (Go modules have no "v0" or "v1" suffix).
 func isMajorVersion(elem string) bool {
-	if len(elem) < 2 || elem[0] != 'v' || elem[1] == '0' {
+	if len(elem) < 2 || elem[0] != 'v' || elem[1] == '0' || elem == "v1" {
 		return false
 	}
 	for i := 1; i < len(elem); i++ {

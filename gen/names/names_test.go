@@ -93,6 +93,9 @@ func TestImportName(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"example.com/shop", "shop"},
 		{"example.com/shop/v2", "shop"},
+		{"example.com/shop/v10", "shop"},
+		{"example.com/api/v1", "v1"},
+		{"example.com/api/v0", "v0"},
 		{"example.com/shop-main", "shopmain"},
 		{"example.com/shop/shoprpc", "shoprpc"},
 		{"v2", "v2"},
