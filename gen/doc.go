@@ -21,9 +21,22 @@
 // aliases strings and bytes into that copy, so a decoded message keeps the
 // whole copy alive.
 //
-// Generate also validates what only the generator knows: method IDs (the
-// FNV-1a 32 hash of "package.Service/Method") must be distinct and not 0,
-// mock values must fit the response message, hash keys must name a scalar
-// request field, validators must suit their field, and generated Go names
-// must not clash.
+// Check is the generator's one check of a spec, and building the model
+// that the emitting code reads is the same pass: wire numbers, names that
+// clash in Go or in file names (a field named like a generated method, two
+// types with one snake_case file name), references, enums, validators that
+// do not suit their field, policies, hash keys that do not name a scalar
+// request field, mock values that do not fit the response, and method IDs
+// (the FNV-1a 32 hash of "package.Service/Method") that are 0 or collide.
+// It returns every problem at once, each placed on the spec's position of
+// the field, method or type involved. Generate runs it before it emits
+// anything and gen/load runs it on the specs it loads, mapping the
+// positions to file:line, so the two never disagree. Names follow the rules
+// of package gen/names; package gen/proto writes a spec as a .proto file.
+//
+// The golden files of the generated code are the generated packages
+// committed in the repository: the examples' (examples/*/...rpc) and the
+// test specs' (gen/internal/testspecs/kitchenrpc and benchrpc). The golden
+// test fails when the generator's output differs from them, and `go test
+// ./gen -update` rewrites them.
 package gen

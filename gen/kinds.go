@@ -299,3 +299,23 @@ func assignTo(target func() *jen.Statement) func(x jen.Code) []jen.Code {
 func appendTo(target func() *jen.Statement) func(x jen.Code) []jen.Code {
 	return func(x jen.Code) []jen.Code { return []jen.Code{target().Op("=").Append(target(), x)} }
 }
+
+// knownKind reports whether k is one of the Kind constants.
+func knownKind(k Kind) bool {
+	_, ok := kinds[k]
+	return ok
+}
+
+// numeric reports whether k is an integer or floating-point kind.
+func numeric(k Kind) bool {
+	return knownKind(k) && kinds[k].wire != wireBytes && k != KindBool && k != KindEnum
+}
+
+// packable reports whether a list of k may be packed: numbers, bools and
+// enums.
+func packable(k Kind) bool { return knownKind(k) && kinds[k].packable() }
+
+// mapKeyKind reports whether k may key a map: integers, bools and strings.
+func mapKeyKind(k Kind) bool {
+	return k == KindString || k == KindBool || numeric(k) && k != KindFloat32 && k != KindFloat64
+}

@@ -2,167 +2,10 @@ package gen
 
 import (
 	"fmt"
-	"go/token"
-	"hash/fnv"
 	"strings"
-	"unicode"
 
 	"github.com/dave/jennifer/jen"
 )
-
-type svcModel struct {
-	*Service
-	full    string // "users.Users"
-	lower   string // prefix of unexported helpers: "users"
-	methods []*methodModel
-}
-
-type methodModel struct {
-	*Method
-	full      string // "users.Users/Get"
-	id        uint32
-	req, resp *msgModel
-	hashKey   *fieldModel
-	mock      *mockLit // built from Mock.Value; nil unless Action "value"
-}
-
-// MethodID returns the wire ID of a method: FNV-1a 32 of its full name
-// "package.Service/Method".
-func MethodID(fullName string) uint32 {
-	h := fnv.New32a()
-	h.Write([]byte(fullName))
-	return h.Sum32()
-}
-
-var faultModes = map[string]string{
-	"": "", "failover": "FaultFailover", "failfast": "FaultFailfast",
-	"failsafe": "FaultFailsafe", "forking": "FaultForking",
-}
-
-var balancers = map[string]bool{
-	"": true, "random": true, "round_robin": true, "weighted_round_robin": true,
-	"least_active": true, "p2c": true, "consistent_hash": true,
-}
-
-var rtCodes = []string{
-	"OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded",
-	"NotFound", "AlreadyExists", "PermissionDenied", "ResourceExhausted",
-	"FailedPrecondition", "Aborted", "OutOfRange", "Unimplemented",
-	"Internal", "Unavailable", "DataLoss", "Unauthenticated",
-}
-
-func (m *model) resolveService(s *Service, declare func(pos, name, what string)) *svcModel {
-	what := "service " + s.Name
-	sm := &svcModel{Service: s, full: m.pkg + "." + s.Name}
-	if s.Name != "" {
-		r := []rune(s.Name)
-		sm.lower = string(unicode.ToLower(r[0])) + string(r[1:])
-	}
-	for _, name := range []string{s.Name + "Server", "Unimplemented" + s.Name + "Server",
-		"Register" + s.Name, s.Name + "Client", "New" + s.Name + "Client", s.Name + "ServiceDesc"} {
-		declare(s.Pos, name, what)
-	}
-	if !balancers[s.Balance] {
-		m.fail(s.Pos, "%s: unknown balancer %q", what, s.Balance)
-	}
-	seen := map[string]bool{}
-	for _, meth := range s.Methods {
-		if meth == nil {
-			m.fail(s.Pos, "%s: nil method", what)
-			continue
-		}
-		call := fmt.Sprintf("%s: method %q", what, meth.Name)
-		mm := &methodModel{Method: meth, full: sm.full + "/" + meth.Name}
-		mm.id = MethodID(mm.full)
-		if !token.IsIdentifier(meth.Name) || !token.IsExported(meth.Name) {
-			m.fail(meth.Pos, "%s: not an exported Go identifier", call)
-		}
-		if seen[meth.Name] {
-			m.fail(meth.Pos, "%s: declared twice", call)
-		}
-		seen[meth.Name] = true
-		if mm.req = m.byName[meth.Request]; mm.req == nil {
-			m.fail(meth.Pos, "%s: unknown request message %q", call, meth.Request)
-		}
-		switch {
-		case meth.Oneway && meth.Response != "":
-			m.fail(meth.Pos, "%s: a oneway method has no response", call)
-		case !meth.Oneway:
-			if mm.resp = m.byName[meth.Response]; mm.resp == nil {
-				m.fail(meth.Pos, "%s: unknown response message %q", call, meth.Response)
-			}
-		}
-		if _, ok := faultModes[meth.FaultMode]; !ok {
-			m.fail(meth.Pos, "%s: unknown fault mode %q", call, meth.FaultMode)
-		}
-		if meth.HashKey != "" && mm.req != nil {
-			mm.hashKey = m.resolveHashKey(meth, mm.req, call)
-		}
-		if meth.Mock != nil {
-			m.resolveMock(mm, call)
-		}
-		if mm.id == 0 {
-			m.fail(meth.Pos, "%s: method ID of %q is 0; rename the method", call, mm.full)
-		}
-		if prev, ok := m.ids[mm.id]; ok {
-			m.fail(meth.Pos, "%s: method ID %#08x of %q collides with %q; rename one of them", call, mm.id, mm.full, prev)
-		}
-		m.ids[mm.id] = mm.full
-		sm.methods = append(sm.methods, mm)
-	}
-	return sm
-}
-
-func (m *model) resolveHashKey(meth *Method, req *msgModel, call string) *fieldModel {
-	for _, f := range req.fields {
-		if f.Name != meth.HashKey {
-			continue
-		}
-		if f.List || f.MapKey != "" || f.Kind == KindMessage || f.Kind == KindTime {
-			m.fail(meth.Pos, "%s: HashKey(%q): the field must be a scalar, string, bytes or enum", call, meth.HashKey)
-			return nil
-		}
-		return f
-	}
-	m.fail(meth.Pos, "%s: HashKey(%q): message %s has no such field", call, meth.HashKey, req.Name)
-	return nil
-}
-
-func (m *model) resolveMock(mm *methodModel, call string) {
-	mock := mm.Mock
-	switch mock.Action {
-	case "empty":
-		if mm.Oneway {
-			return
-		}
-	case "value":
-		if mm.resp == nil {
-			m.fail(mm.Pos, "%s: Mock(ReturnValue) needs a response message", call)
-			return
-		}
-		lit, err := m.mockValue(mm.resp, mock.Value)
-		if err != nil {
-			m.fail(mm.Pos, "%s: Mock(ReturnValue): %v", call, err)
-			return
-		}
-		mm.mock = lit
-	case "fail":
-		if !containsString(rtCodes, mock.Code) || mock.Code == "OK" {
-			m.fail(mm.Pos, "%s: Mock(Fail): unknown status code %q", call, mock.Code)
-		}
-	default:
-		m.fail(mm.Pos, "%s: unknown mock action %q", call, mock.Action)
-	}
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 func ctxParam() jen.Code { return jen.Id("ctx").Qual("context", "Context") }
 
@@ -332,6 +175,9 @@ func (m *model) methodPolicy(s *svcModel, mm *methodModel) literal {
 	var d literal
 	if mm.Timeout != 0 {
 		d.add("Timeout", durationLit(mm.Timeout))
+	}
+	if mm.TryTimeout != 0 {
+		d.add("TryTimeout", durationLit(mm.TryTimeout))
 	}
 	if mm.Idempotent {
 		d.add("Idempotent", jen.True())

@@ -18,8 +18,9 @@ type Spec struct {
 	// memory). Generated code never imports it.
 	SchemaPkg string `json:"schema_pkg,omitempty"`
 	// Package is the protobuf package name and the method-ID namespace:
-	// a method's ID is the hash of "Package.Service/Method". It defaults to
-	// the generated Go package's name.
+	// a method's ID is the hash of "Package.Service/Method". gen/load sets
+	// it from schema.Package, else from the schema's import path
+	// (names.DefaultPackage); Generate gives an empty one Config.Package.
 	Package string `json:"package"`
 	// Messages in declaration order; the generator sorts what it emits.
 	Messages []*Message `json:"messages"`
@@ -148,6 +149,7 @@ type Method struct {
 	Oneway     bool          `json:"oneway,omitempty"`
 	Idempotent bool          `json:"idempotent,omitempty"`
 	Timeout    time.Duration `json:"timeout,omitempty"`
+	TryTimeout time.Duration `json:"try_timeout,omitempty"` // per attempt; 0 means the runtime's default
 	Retry      *Retry        `json:"retry,omitempty"`
 	HashKey    string        `json:"hash_key,omitempty"` // request field name (scalar or string)
 	Mock       *Mock         `json:"mock,omitempty"`

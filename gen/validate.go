@@ -2,94 +2,13 @@ package gen
 
 import (
 	"fmt"
-	"math"
-	"regexp"
 	"strconv"
 
 	"github.com/dave/jennifer/jen"
 )
 
-// markValidates sets validates on every message whose Validate checks
-// something, directly or through nested messages.
-func (m *model) markValidates() {
-	for _, mm := range m.msgs {
-		for _, f := range mm.fields {
-			if f.Validate != (Validators{}) || f.Validate.Min != nil || f.Validate.Max != nil {
-				mm.validates = true
-			}
-		}
-	}
-	for changed := true; changed; {
-		changed = false
-		for _, mm := range m.msgs {
-			if mm.validates {
-				continue
-			}
-			for _, f := range mm.fields {
-				if f.msg != nil && f.msg.validates {
-					mm.validates, changed = true, true
-					break
-				}
-			}
-		}
-	}
-}
-
 // regexpVar is the package-level variable of a Match validator.
 func regexpVar(mm *msgModel, fm *fieldModel) string { return "re" + mm.Name + fm.goName }
-
-// checkValidators reports validators that do not apply to the field's kind
-// or that cannot be compiled.
-func (m *model) checkValidators(mm *msgModel, fm *fieldModel) {
-	v := fm.Validate
-	call := fmt.Sprintf("message %s: field %q", mm.Name, fm.Name)
-	collection := fm.List || fm.MapKey != ""
-	sized := collection || fm.Kind == KindString || fm.Kind == KindBytes
-	if (v.MinLen != 0 || v.MaxLen != 0) && !sized {
-		m.fail(fm.Pos, "%s: MinLen/MaxLen apply to strings, bytes, lists and maps", call)
-	}
-	if v.MinLen < 0 || v.MaxLen < 0 || (v.MaxLen != 0 && v.MinLen > v.MaxLen) {
-		m.fail(fm.Pos, "%s: invalid length bounds %d..%d", call, v.MinLen, v.MaxLen)
-	}
-	if v.Match != "" {
-		if fm.Kind != KindString || fm.MapKey != "" {
-			m.fail(fm.Pos, "%s: Match applies to strings and lists of strings", call)
-		} else if _, err := regexp.Compile(v.Match); err != nil {
-			m.fail(fm.Pos, "%s: Match(%q): %v", call, v.Match, err)
-		}
-	}
-	if v.Min != nil || v.Max != nil {
-		info := kinds[fm.Kind]
-		numeric := fm.MapKey == "" && (info.wire != wireBytes) && fm.Kind != KindBool && fm.Kind != KindEnum
-		if !numeric {
-			m.fail(fm.Pos, "%s: Range applies to numbers and lists of numbers", call)
-			return
-		}
-		for _, b := range []*float64{v.Min, v.Max} {
-			if b == nil {
-				continue
-			}
-			if fm.Kind != KindFloat32 && fm.Kind != KindFloat64 && (*b != math.Trunc(*b) || !fitsInt(fm.Kind, *b)) {
-				m.fail(fm.Pos, "%s: Range bound %v is not a %s", call, *b, fm.Kind)
-			}
-		}
-		if v.Min != nil && v.Max != nil && *v.Min > *v.Max {
-			m.fail(fm.Pos, "%s: Range(%v, %v) is empty", call, *v.Min, *v.Max)
-		}
-	}
-}
-
-func fitsInt(k Kind, f float64) bool {
-	switch k {
-	case KindInt32, KindSint32, KindSfixed32:
-		return f >= math.MinInt32 && f <= math.MaxInt32
-	case KindUint32, KindFixed32:
-		return f >= 0 && f <= math.MaxUint32
-	case KindUint64, KindFixed64:
-		return f >= 0 && f < 1<<64
-	}
-	return f >= math.MinInt64 && f < 1<<63
-}
 
 func boundLit(k Kind, f float64) jen.Code {
 	if k == KindFloat32 || k == KindFloat64 {

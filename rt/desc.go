@@ -118,7 +118,7 @@ type BreakerPolicy struct {
 // any of it per call or through the registry's governance config.
 type MethodPolicy struct {
 	Timeout    time.Duration // 0 means the client's default
-	TryTimeout time.Duration // TryTimeout bounds each attempt; 0 means the runtime's default (see rt)
+	TryTimeout time.Duration // bounds each attempt; 0 means the runtime's default: half the time left while a retry may follow (see WithTryTimeout)
 	Idempotent bool
 	Retry      RetryPolicy
 	Mock       MockPolicy

@@ -140,7 +140,10 @@ func Balance(kind BalanceKind) Annotation {
 // Package sets the protobuf package of the whole schema, the namespace of
 // method IDs ("Package.Service/Method"). It may annotate any message or
 // service; all Package annotations of a schema must agree. Without it the
-// package is the generated Go package's name.
+// package comes from the schema package's import path: the element above
+// the schema package ("shop" for example.com/shop/schema), never a
+// directory name, so every checkout of a module has the same service
+// identity.
 func Package(name string) Annotation {
 	d := newAnnotation("package", fmt.Sprintf("schema.Package(%q)", name))
 	if !isProtoPackage(name) {

@@ -61,6 +61,7 @@ type MethodDescriptor struct {
 	Oneway      bool          `json:"oneway,omitempty"`
 	Idempotent  bool          `json:"idempotent,omitempty"`
 	Timeout     time.Duration `json:"timeout,omitempty"`
+	TryTimeout  time.Duration `json:"try_timeout,omitempty"`
 	Retry       *RetryPolicy  `json:"retry,omitempty"`
 	HashKey     string        `json:"hash_key,omitempty"`
 	Mock        *MockPolicy   `json:"mock,omitempty"`

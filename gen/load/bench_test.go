@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/yrpc/yrpc/gen"
 	"github.com/yrpc/yrpc/gen/load"
 )
 
@@ -19,7 +20,7 @@ func BenchmarkLoadUsers(b *testing.B) {
 	}
 }
 
-// BenchmarkCheckUsers measures Check on the users example's spec.
+// BenchmarkCheckUsers measures gen.Check on the users example's spec.
 func BenchmarkCheckUsers(b *testing.B) {
 	spec, err := load.Load(context.Background(), "../../examples/users/schema", load.Options{})
 	if err != nil {
@@ -27,8 +28,8 @@ func BenchmarkCheckUsers(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := load.Check(spec); err != nil {
-			b.Fatal(err)
+		if ps := gen.Check(spec); ps != nil {
+			b.Fatal(ps)
 		}
 	}
 }

@@ -12,7 +12,14 @@
 // position of the panicking line. The loader needs only the standard
 // library and the go command.
 //
-// Check validates a spec (wire numbers, names that clash in Go, references,
-// enums, policies); Load runs it, and the generator and tests can run it on
-// specs built in memory. Both return every problem at once as an *Error.
+// The loader checks no spec itself: it runs gen.Check, the generator's one
+// check of a spec, on the spec it assembled, and maps the spec positions of
+// the problems (the position of the field, method or type involved) to
+// file:line relative to Options.Dir. Load returns every problem at once,
+// the builders' and the check's, as an *Error sorted by position.
+//
+// The protobuf package of a schema without schema.Package is derived from
+// the schema package's import path (names.DefaultPackage), never from a
+// directory name, so a service's wire identity does not depend on where
+// the module is checked out.
 package load

@@ -2,54 +2,22 @@ package load
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/yrpc/yrpc/gen"
 )
 
-// Problem is one mistake in a schema. The zero value is an empty problem.
-type Problem struct {
-	Pos  string // "dir/file.go:12" (or "file.go:12:5" from the compiler); "" when unknown
-	Type string // the schema type involved, e.g. "User"; "" for package-wide problems
-	Msg  string // what is wrong, naming the call or field
-}
+// Problem is one mistake in a schema: the generator's check problems and
+// the loader's own (syntax, compiler and builder errors, panics), with Pos
+// as "dir/file.go:12" relative to Options.Dir (or "file.go:12:5" from the
+// compiler), and "" when unknown.
+type Problem = gen.Problem
 
-// String formats p as "pos: Type: msg".
-func (p Problem) String() string {
-	var b strings.Builder
-	if p.Pos != "" {
-		b.WriteString(p.Pos)
-		b.WriteString(": ")
-	}
-	if p.Type != "" {
-		b.WriteString(p.Type)
-		b.WriteString(": ")
-	}
-	b.WriteString(p.Msg)
-	return b.String()
-}
-
-// Error lists every problem found in a schema. Load and Check return it
-// (never with zero problems); errors.As finds it.
-type Error struct {
-	Problems []Problem
-}
-
-// Error returns "load: <problem>" for one problem, else a header line and
-// one indented line per problem.
-func (e *Error) Error() string {
-	if len(e.Problems) == 1 {
-		return "load: " + e.Problems[0].String()
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "load: schema has %d problems:", len(e.Problems))
-	for _, p := range e.Problems {
-		b.WriteString("\n\t")
-		b.WriteString(p.String())
-	}
-	return b.String()
-}
+// Error lists every problem found in a schema, with Pkg "load". Load
+// returns it (never with zero problems); errors.As finds it.
+type Error = gen.Error
 
 // errorOf returns nil or an *Error holding ps sorted by position.
 func errorOf(ps []Problem) error {
@@ -64,7 +32,7 @@ func errorOf(ps []Problem) error {
 		}
 		return cmp.Compare(al, bl)
 	})
-	return &Error{Problems: ps}
+	return &Error{Pkg: "load", Problems: ps}
 }
 
 // splitPos splits "file.go:12[:5]" into the file and the line.

@@ -20,8 +20,8 @@ func loadExample(t *testing.T, name string) *gen.Spec {
 	if err != nil {
 		t.Fatalf("Load(%s): %v", name, err)
 	}
-	if err := load.Check(spec); err != nil {
-		t.Fatalf("Check(%s): %v", name, err)
+	if ps := gen.Check(spec); ps != nil {
+		t.Fatalf("gen.Check(%s): %v", name, ps)
 	}
 	return spec
 }
@@ -245,7 +245,7 @@ func TestUsers(t *testing.T) {
 	}
 	ignore := cmpopts.IgnoreFields(gen.Method{}, "Pos", "Comment")
 	for _, want := range []*gen.Method{
-		{Name: "Get", Request: "GetUser", Response: "User", Idempotent: true, Timeout: 300 * time.Millisecond,
+		{Name: "Get", Request: "GetUser", Response: "User", Idempotent: true, Timeout: 300 * time.Millisecond, TryTimeout: 100 * time.Millisecond,
 			Retry:   &gen.Retry{Tries: 3, Interval: 50 * time.Millisecond, Backoff: 2, MaxInterval: time.Second, Jitter: 0.2},
 			HashKey: "id"},
 		{Name: "Create", Request: "CreateUser", Response: "User", Mock: &gen.Mock{Action: "empty"}},

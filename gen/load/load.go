@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,17 +10,19 @@ import (
 	"strings"
 
 	"github.com/yrpc/yrpc/gen"
+	"github.com/yrpc/yrpc/gen/names"
 	"github.com/yrpc/yrpc/schema/dump"
 )
 
 // Options tune Load. The zero value means: run in the current directory,
-// with the `go` command on PATH, no build flags, and the generated package
-// named after the schema directory's parent.
+// with the go command on PATH, no build flags, and the protobuf package
+// derived from the schema's import path.
 type Options struct {
-	// Package is the Go package name of the generated code. It becomes
-	// gen.Spec.Package when no type of the schema has a schema.Package
-	// annotation. Default: the base name of the schema directory's parent
-	// (./ent/schema -> "ent"), made a valid package name.
+	// Package is the protobuf package (the method-ID namespace) of a schema
+	// whose types have no schema.Package annotation. Default:
+	// names.DefaultPackage of the schema package's import path
+	// (example.com/shop/schema -> "shop"), so that the same module gets
+	// the same service identity in whatever directory it is checked out.
 	Package string
 	// Dir is the directory in which pkgPattern is resolved and the go
 	// command runs; "" means the current directory.
@@ -38,35 +41,44 @@ type Options struct {
 // error when the go command itself fails. Load is safe to call
 // concurrently, also on the same schema.
 func Load(ctx context.Context, pkgPattern string, opts Options) (*gen.Spec, error) {
+	pkg, raw, spec, err := describe(ctx, pkgPattern, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := errorOf(problems(pkg, raw, spec)); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// describe finds the schema package, runs the temporary program and
+// assembles the spec, leaving the problems to the caller.
+func describe(ctx context.Context, pkgPattern string, opts Options) (*schemaPkg, *rawOutput, *gen.Spec, error) {
 	cwd := opts.Dir
 	if cwd == "" {
 		var err error
 		if cwd, err = os.Getwd(); err != nil {
-			return nil, fmt.Errorf("load: %w", err)
+			return nil, nil, nil, fmt.Errorf("load: %w", err)
 		}
 	}
 	cwd, _ = filepath.Abs(cwd)
 	opts.Dir = cwd
 	pkg, err := find(ctx, pkgPattern, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if pkg.fatal || len(pkg.order) == 0 {
-		return nil, errorOf(pkg.problems)
+		return nil, nil, nil, errorOf(pkg.problems)
 	}
 	out, err := run(ctx, pkg, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	var raw rawOutput
-	if err := json.Unmarshal(out, &raw); err != nil {
-		return nil, fmt.Errorf("load: decoding the schema description of %s: %w", pkg.path, err)
+	raw := &rawOutput{}
+	if err := json.Unmarshal(out, raw); err != nil {
+		return nil, nil, nil, fmt.Errorf("load: decoding the schema description of %s: %w", pkg.path, err)
 	}
-	spec := assemble(pkg, &raw, opts.Package)
-	if err := errorOf(problems(pkg, &raw, spec)); err != nil {
-		return nil, err
-	}
-	return spec, nil
+	return pkg, raw, assemble(pkg, raw, opts.Package), nil
 }
 
 // rawOutput is the temporary program's output: dump.Output with the
@@ -80,7 +92,7 @@ type rawOutput struct {
 // assemble builds the spec from the program's output and what find saw in
 // the source: doc comments, positions (made relative to the schema
 // directory), the package name and default enum names.
-func assemble(pkg *schemaPkg, raw *rawOutput, goPackage string) *gen.Spec {
+func assemble(pkg *schemaPkg, raw *rawOutput, defaultPackage string) *gen.Spec {
 	spec := &gen.Spec{
 		Version:   gen.SpecVersion,
 		SchemaPkg: pkg.path,
@@ -88,12 +100,7 @@ func assemble(pkg *schemaPkg, raw *rawOutput, goPackage string) *gen.Spec {
 		Messages:  raw.Messages,
 		Services:  raw.Services,
 	}
-	if spec.Package == "" {
-		spec.Package = goPackage
-	}
-	if spec.Package == "" {
-		spec.Package = goPackageName(filepath.Base(filepath.Dir(pkg.dir)))
-	}
+	spec.Package = cmp.Or(spec.Package, defaultPackage, names.DefaultPackage(pkg.path))
 	rel := func(pos string) string { return relPos(pkg.dir, pos) }
 	for _, m := range spec.Messages {
 		if t := pkg.types[m.Name]; t != nil {
@@ -102,7 +109,7 @@ func assemble(pkg *schemaPkg, raw *rawOutput, goPackage string) *gen.Spec {
 		for _, f := range m.Fields {
 			f.Pos = rel(f.Pos)
 			if f.Enum != nil && f.Enum.Name == "" {
-				f.Enum.Name = m.Name + gen.GoName(f.Name)
+				f.Enum.Name = m.Name + names.GoName(f.Name)
 			}
 		}
 	}
@@ -117,11 +124,12 @@ func assemble(pkg *schemaPkg, raw *rawOutput, goPackage string) *gen.Spec {
 	return spec
 }
 
-// problems merges what find saw, the builders' errors and the spec
-// check's, with positions relative to the caller's directory. A check
-// problem at the position of a builder error is dropped: it is almost
-// always the same mistake seen again (a bad reference leaves an unknown
-// kind behind, for instance).
+// problems merges what find saw, the builders' errors and the problems of
+// gen.Check, with positions relative to the caller's directory: the loader
+// checks no spec itself, it maps the spec's positions to the schema's
+// files. A check problem at the position of a builder error is dropped: it
+// is almost always the same mistake seen again (a bad reference leaves an
+// unknown kind behind, for instance).
 func problems(pkg *schemaPkg, raw *rawOutput, spec *gen.Spec) []Problem {
 	display := func(pos string) string { return displayPos(pkg.cwd, pkg.dir, pos) }
 	typePos := func(typ string) string {
@@ -141,7 +149,7 @@ func problems(pkg *schemaPkg, raw *rawOutput, spec *gen.Spec) []Problem {
 		}
 		ps = append(ps, Problem{Pos: pos, Type: p.Type, Msg: p.Msg})
 	}
-	for _, p := range check(spec, func(pos string) string { return pos }) {
+	for _, p := range gen.Check(spec) {
 		if built[p.Pos] {
 			continue
 		}

@@ -74,7 +74,7 @@ func TestBroken(t *testing.T) {
 			for _, w := range ws {
 				found := false
 				for i, p := range lerr.Problems {
-					if !used[i] && (p.Pos == w.pos || strings.HasPrefix(p.Pos, w.pos+":")) && strings.Contains(p.Msg, w.text) {
+					if !used[i] && (p.Pos == w.pos || strings.HasPrefix(p.Pos, w.pos+":")) && strings.Contains(p.String(), w.text) {
 						used[i], found = true, true
 						break
 					}

@@ -79,6 +79,9 @@ func (b *Builder) Descriptor() *schema.MethodDescriptor {
 				b.fail(fmt.Sprintf("Jitter(%v)", r.Jitter), "jitter needs Retry(tries, interval)")
 			}
 		}
+		if t := b.desc.TryTimeout; t > 0 && b.desc.Timeout > 0 && t > b.desc.Timeout {
+			b.fail(fmt.Sprintf("TryTimeout(%v)", t), "the try timeout is longer than the timeout %v", b.desc.Timeout)
+		}
 		if b.desc.Hedge > 0 && !b.desc.Idempotent {
 			b.fail(fmt.Sprintf("Hedge(%v)", b.desc.Hedge), "hedging needs an Idempotent method")
 		}
@@ -108,6 +111,19 @@ func (b *Builder) Timeout(d time.Duration) *Builder {
 		return b.fail(fmt.Sprintf("Timeout(%v)", d), "timeout must be > 0")
 	}
 	b.desc.Timeout = d
+	return b
+}
+
+// TryTimeout bounds each attempt of a call to d, so that a hung provider
+// costs one try, not the whole call: when an attempt runs out of time the
+// client retries (under the method's Retry policy) while the call's
+// Timeout lasts. It is meant for methods with retries but allowed on any;
+// d must be > 0 and, when Timeout is set, not longer than it.
+func (b *Builder) TryTimeout(d time.Duration) *Builder {
+	if d <= 0 {
+		return b.fail(fmt.Sprintf("TryTimeout(%v)", d), "try timeout must be > 0")
+	}
+	b.desc.TryTimeout = d
 	return b
 }
 

@@ -126,6 +126,7 @@ var UsersServiceDesc = rt.ServiceDesc{
 			ID:       0x7650304a,
 			Policy: rt.MethodPolicy{
 				Timeout:    300 * time.Millisecond,
+				TryTimeout: 100 * time.Millisecond,
 				Idempotent: true,
 				Retry: rt.RetryPolicy{
 					Tries:       3,

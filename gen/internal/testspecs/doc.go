@@ -3,5 +3,6 @@
 // duration, nested and recursive message and every method policy; Bench is
 // the benchmark workload (BenchmarkMessage of benchmark.proto, service
 // Hello.Say, package "bench"). Their generated code is committed beside
-// them (kitchenrpc, benchrpc) and under golden/.
+// them (kitchenrpc, benchrpc): gen's golden test compares the generator's
+// output with it, and `go test ./gen -update` rewrites it.
 package testspecs

@@ -126,7 +126,7 @@ func Kitchen() *gen.Spec {
 		Balance:   "consistent_hash",
 		Methods: []*gen.Method{
 			{Name: "Get", Comment: "Get reads a node.", Request: "Node", Response: "Node", Idempotent: true,
-				Timeout: 300 * time.Millisecond, HashKey: "id",
+				Timeout: 300 * time.Millisecond, TryTimeout: 100 * time.Millisecond, HashKey: "id",
 				Retry: &gen.Retry{Tries: 3, Interval: 50 * time.Millisecond, Backoff: 2, MaxInterval: time.Second, Jitter: 0.2}},
 			{Name: "Put", Request: "Kitchen", Response: "Empty", HashKey: "a_string", FaultMode: "failfast",
 				Mock: &gen.Mock{Action: "empty"}},

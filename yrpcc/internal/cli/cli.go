@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/yrpc/yrpc/gen"
 	"github.com/yrpc/yrpc/gen/load"
@@ -29,12 +31,16 @@ type Env struct {
 	Load func(ctx context.Context, pattern string, opts load.Options) (*gen.Spec, error)
 	// Generate renders a spec; New sets gen.Generate.
 	Generate func(spec *gen.Spec, cfg gen.Config) ([]gen.File, error)
+	// Notice is how long loading a schema may take before the command
+	// says on Stderr what it is doing (a first load builds the schema,
+	// which can take minutes); 0 means it never says. New sets 3s.
+	Notice time.Duration
 }
 
 // New returns an Env that writes to stdout and stderr and uses the real
 // loader and generator.
 func New(stdout, stderr io.Writer) *Env {
-	return &Env{Stdout: stdout, Stderr: stderr, Load: load.Load, Generate: gen.Generate}
+	return &Env{Stdout: stdout, Stderr: stderr, Load: load.Load, Generate: gen.Generate, Notice: 3 * time.Second}
 }
 
 // command is one subcommand.
@@ -55,7 +61,7 @@ func commands() []command {
 }
 
 // packageUsage documents the --package flag of describe and proto.
-const packageUsage = "protobuf package (the method-ID namespace) when the schema has no schema.Package (default, as generate uses: the schema directory's parent's name)"
+const packageUsage = "protobuf package (the method-ID namespace) when the schema has no schema.Package (default, as generate uses: the import path element above the schema package, e.g. shop for example.com/shop/schema)"
 
 // usageError reports bad arguments; the message says what is wrong.
 type usageError struct{ msg string }
@@ -79,8 +85,20 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
-		e.usage(e.Stdout)
-		return 0
+		switch len(args) {
+		case 1:
+			e.usage(e.Stdout)
+			return 0
+		case 2:
+			// yrpcc help CMD is yrpcc CMD --help.
+			if !slices.ContainsFunc(commands(), func(c command) bool { return c.name == args[1] }) {
+				fmt.Fprintf(e.Stderr, "yrpcc help: unknown command %q (see yrpcc --help)\n", args[1])
+				return 2
+			}
+			return e.Run(ctx, []string{args[1], "--help"})
+		}
+		fmt.Fprintf(e.Stderr, "yrpcc help: want one command, got %q\n", args[1:])
+		return 2
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {
@@ -117,7 +135,7 @@ func (e *Env) usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nSCHEMA is a schema package directory (./schema) or import path.\nRun yrpcc COMMAND --help for a command's flags.\n")
+	fmt.Fprintf(w, "\nSCHEMA is a schema package directory (./schema) or import path.\nRun yrpcc help COMMAND (or yrpcc COMMAND --help) for a command's flags.\n")
 }
 
 // flagSet returns a flag set for command name whose --help prints to
@@ -174,13 +192,47 @@ func (e *Env) path(p string) string {
 	return filepath.Join(e.Dir, p)
 }
 
-// loadSchema loads the one schema package named in args.
-func (e *Env) loadSchema(ctx context.Context, args []string, opts load.Options) (*gen.Spec, error) {
+// loadSchema loads the one schema package named in args for command cmd,
+// saying so on Stderr when it takes longer than e.Notice.
+func (e *Env) loadSchema(ctx context.Context, cmd string, args []string, opts load.Options) (*gen.Spec, error) {
 	if len(args) != 1 {
 		return nil, usagef("want one schema package, got %d arguments", len(args))
 	}
 	opts.Dir = e.Dir
-	return e.Load(ctx, args[0], opts)
+	done := e.notice(fmt.Sprintf("yrpcc %s: loading schema %s (the first run builds it, this can take a minute)...", cmd, args[0]),
+		fmt.Sprintf("yrpcc %s: loading schema %s took", cmd, args[0]))
+	spec, err := e.Load(ctx, args[0], opts)
+	done()
+	return spec, err
+}
+
+// notice prints start on Stderr once e.Notice has passed, unless the
+// returned done is called first; if start was printed, done prints end
+// followed by the time it took. done returns when nothing more will be printed.
+func (e *Env) notice(start, end string) (done func()) {
+	if e.Notice <= 0 {
+		return func() {}
+	}
+	begin := time.Now()
+	stop := make(chan struct{})
+	printed := make(chan bool, 1)
+	go func() {
+		t := time.NewTimer(e.Notice)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			fmt.Fprintln(e.Stderr, start)
+			printed <- true
+		case <-stop:
+			printed <- false
+		}
+	}()
+	return func() {
+		close(stop)
+		if <-printed {
+			fmt.Fprintf(e.Stderr, "%s %v\n", end, time.Since(begin).Round(100*time.Millisecond))
+		}
+	}
 }
 
 func (e *Env) runVersion(_ context.Context, args []string) error {

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"go/parser"
+	"go/token"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/yrpc/yrpc/gen"
 	"github.com/yrpc/yrpc/gen/load"
@@ -44,6 +48,90 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestHelpCommand checks that yrpcc help CMD prints CMD's usage, as
+// yrpcc CMD --help does, for every command.
+func TestHelpCommand(t *testing.T) {
+	_, top, _ := run(t, nil, "help")
+	for _, c := range commands() {
+		code, out, errOut := run(t, nil, "help", c.name)
+		_, want, _ := run(t, nil, c.name, "--help")
+		if code != 0 || errOut != "" || out != want || out == top || !strings.Contains(strings.ToLower(out), "usage: yrpcc "+c.name) {
+			t.Errorf("yrpcc help %s: code %d, stdout %q, stderr %q; want %q", c.name, code, out, errOut, want)
+		}
+	}
+}
+
+// TestMainDoc checks that go doc of the yrpcc command shows every command.
+func TestMainDoc(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "../../main.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := f.Doc.Text()
+	for _, c := range commands() {
+		if !strings.Contains(doc, "\tyrpcc "+c.name+" ") && !strings.Contains(doc, "\tyrpcc "+c.name+"\n") {
+			t.Errorf("the doc of yrpcc/main.go does not show the command %s:\n%s", c.name, doc)
+		}
+	}
+	if !strings.Contains(doc, "go get -tool github.com/yrpc/yrpc/yrpcc") {
+		t.Error("the doc of yrpcc/main.go does not say how to add yrpcc as a tool")
+	}
+}
+
+// TestNotice checks that a slow load says what it is doing on stderr, and
+// a fast one says nothing.
+func TestNotice(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "schema"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	said := make(chan struct{})
+	stderr := &signalWriter{said: said}
+	e := &Env{
+		Dir:    root,
+		Notice: time.Nanosecond,
+		Load: func(context.Context, string, load.Options) (*gen.Spec, error) {
+			select { // a cold load: it ends only after the notice
+			case <-said:
+			case <-time.After(10 * time.Second):
+				t.Error("no notice within 10s")
+			}
+			return fakeSpec, nil
+		},
+		Generate: func(*gen.Spec, gen.Config) ([]gen.File, error) { return nil, nil },
+	}
+	e.Stdout, e.Stderr = io.Discard, stderr
+	if code := e.Run(context.Background(), []string{"generate", "--target", "out", "./schema"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if len(lines) != 2 || lines[0] != "yrpcc generate: loading schema ./schema (the first run builds it, this can take a minute)..." ||
+		!strings.HasPrefix(lines[1], "yrpcc generate: loading schema ./schema took ") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+
+	var quiet bytes.Buffer
+	e.Notice = time.Hour
+	e.Load = func(context.Context, string, load.Options) (*gen.Spec, error) { return fakeSpec, nil }
+	e.Stderr = &quiet
+	if code := e.Run(context.Background(), []string{"generate", "--target", "out", "./schema"}); code != 0 || quiet.Len() != 0 {
+		t.Errorf("a fast load: exit %d, stderr %q", code, quiet.String())
+	}
+}
+
+// signalWriter is a buffer that closes said at its first write.
+type signalWriter struct {
+	bytes.Buffer
+	said chan struct{}
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	if w.Len() == 0 {
+		defer close(w.said)
+	}
+	return w.Buffer.Write(p)
+}
+
 // TestBadUsage checks that bad input exits non-zero with one line on
 // stderr.
 func TestBadUsage(t *testing.T) {
@@ -65,6 +153,8 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"init", "lower"}, 2, `"lower" is not an exported Go identifier`},
 		{[]string{"version", "extra"}, 2, "unexpected arguments"},
 		{[]string{"ctl", "frobnicate"}, 2, `yrpcc ctl: unknown command "frobnicate"`},
+		{[]string{"help", "frobnicate"}, 2, `yrpcc help: unknown command "frobnicate"`},
+		{[]string{"help", "init", "generate"}, 2, `yrpcc help: want one command`},
 		{[]string{"ctl", "-zk", "127.0.0.1:1", "ls"}, 1, "yrpcc ctl: connect to ZooKeeper 127.0.0.1:1"},
 	} {
 		code, _, errOut := run(t, nil, tc.args...)
@@ -94,7 +184,7 @@ func TestDescribe(t *testing.T) {
 	}
 	for _, want := range []string{
 		"service Users  group=HK  version=1.2.0  rate-limit=300/s burst 500  breaker=50% of >=20 calls, open 5s  balance=consistent_hash",
-		"idempotent timeout=300ms retry=3 tries every 50ms x2 max 1s ±20% hash-key=id",
+		"idempotent timeout=300ms try-timeout=100ms retry=3 tries every 50ms x2 max 1s ±20% hash-key=id",
 		"mock=on-failure empty",
 		`mock=on-failure value {"id":0,"name":"guest"}`,
 		`mock=force fail Unavailable "deletes are disabled"`,
@@ -192,14 +282,18 @@ func protoc(t *testing.T, dir, file string) {
 }
 
 // fakeSpec is what the fake loader returns.
-var fakeSpec = &gen.Spec{Version: gen.SpecVersion, Package: "x", Messages: []*gen.Message{{Name: "M"}}}
+var fakeSpec = &gen.Spec{Version: gen.SpecVersion, SchemaPkg: "example.com/api/schema", Package: "x", Messages: []*gen.Message{{Name: "M"}}}
 
 func TestGenerateWritesAndRemovesStale(t *testing.T) {
 	root := t.TempDir()
 	schemaDir := filepath.Join(root, "api", "schema")
-	target := filepath.Join(root, "api")
-	if err := os.MkdirAll(schemaDir, 0o755); err != nil {
-		t.Fatal(err)
+	// The default target: beside the schema, named after the import path
+	// element above it (fakeSpec's example.com/api/schema) plus "rpc".
+	target := filepath.Join(root, "api", "apirpc")
+	for _, dir := range []string{schemaDir, target} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	write := func(name, content string) {
 		if err := os.WriteFile(filepath.Join(target, name), []byte(content), 0o644); err != nil {
@@ -236,7 +330,7 @@ func TestGenerateWritesAndRemovesStale(t *testing.T) {
 	}
 	// The Go package is the target's; the protobuf package (method IDs) is
 	// left to the loader's default, as describe and proto use.
-	if gotCfg.Package != "api" || gotOpts.Package != "" || gotOpts.Dir != root {
+	if gotCfg.Package != "apirpc" || gotOpts.Package != "" || gotOpts.Dir != root {
 		t.Errorf("config %+v, options %+v", gotCfg, gotOpts)
 	}
 	wantOut := "wrote " + filepath.Join(target, "m.yrpc.go") + "\nwrote " + filepath.Join(target, "m_service.yrpc.go") + "\nremoved " + filepath.Join(target, "stale.yrpc.go") + "\n"
@@ -258,6 +352,23 @@ func TestGenerateWritesAndRemovesStale(t *testing.T) {
 	if code != 0 || out != "" || gotCfg.Package != "apipb" {
 		t.Errorf("second run: exit %d, output %q, package %q", code, out, gotCfg.Package)
 	}
+
+	// As go generate runs it: in the schema directory, on ".".
+	if err := os.RemoveAll(target); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	t.Chdir(schemaDir)
+	e.Dir = ""
+	e.Load = func(context.Context, string, load.Options) (*gen.Spec, error) { return fakeSpec, nil }
+	if code, _, errOut := run(t, e, "generate", "."); code != 0 {
+		t.Fatalf("generate .: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(target, "m.yrpc.go")); err != nil {
+		t.Errorf("generate . in the schema directory: %v", err)
+	}
+	t.Chdir(wd)
+	e.Dir = root
 
 	// --target elsewhere.
 	code, _, errOut = run(t, e, "generate", "--target", "out/v1", "./api/schema")
@@ -294,21 +405,30 @@ func TestGenerateErrors(t *testing.T) {
 	}
 }
 
-// TestGenerateGreeter runs the real loader and generator on the greeter
-// example into a temporary directory.
-func TestGenerateGreeter(t *testing.T) {
-	target := t.TempDir()
-	code, _, errOut := run(t, nil, "generate", "--target", target, "--package", "greeterrpc", greeterSchema)
-	if code != 0 {
-		t.Fatalf("generate: exit %d: %s", code, errOut)
-	}
-	files, _ := filepath.Glob(filepath.Join(target, "*.go"))
-	if len(files) == 0 {
-		t.Fatal("no files generated")
-	}
-	for _, f := range files {
-		if ok, err := isGenerated(f); err != nil || !ok {
-			t.Errorf("%s lacks the header %q", f, generatedHeader)
+// TestGenerateExamples runs the real loader and generator on two examples
+// into temporary directories: the output is the generated code committed
+// in the repository, which gen's golden test compares with the generator.
+func TestGenerateExamples(t *testing.T) {
+	for _, ex := range []struct{ schema, pkg, committed string }{
+		{greeterSchema, "greeterrpc", "../../../examples/greeter/greeterrpc"},
+		{usersSchema, "userrpc", "../../../examples/users/userrpc"},
+	} {
+		target := t.TempDir()
+		code, _, errOut := run(t, nil, "generate", "--target", target, "--package", ex.pkg, ex.schema)
+		if code != 0 {
+			t.Fatalf("generate %s: exit %d: %s", ex.schema, code, errOut)
+		}
+		files, _ := filepath.Glob(filepath.Join(target, "*.go"))
+		committed, _ := filepath.Glob(filepath.Join(ex.committed, "*.yrpc.go"))
+		if len(files) == 0 || len(files) != len(committed) {
+			t.Fatalf("%s: generated %d files, %d committed", ex.schema, len(files), len(committed))
+		}
+		for _, f := range files {
+			got, _ := os.ReadFile(f)
+			want, err := os.ReadFile(filepath.Join(ex.committed, filepath.Base(f)))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s differs from the committed %s (%v)", f, ex.committed, err)
+			}
 		}
 	}
 }
@@ -331,8 +451,11 @@ func TestInit(t *testing.T) {
 		}
 	}
 	gen, err := os.ReadFile(filepath.Join(dir, "generate.go"))
-	if err != nil || !strings.Contains(string(gen), "//go:generate go run github.com/yrpc/yrpc/yrpcc generate --target ../clirpc .") {
+	if err != nil || !strings.Contains(string(gen), "\n//go:generate go tool yrpcc generate .\n") {
 		t.Errorf("generate.go: %v\n%s", err, gen)
+	}
+	if !strings.Contains(out, "go get -tool github.com/yrpc/yrpc/yrpcc") {
+		t.Errorf("init does not say how to make yrpcc a tool of the module:\n%s", out)
 	}
 	// Refuses to overwrite, and writes nothing then.
 	code, _, errOut = run(t, nil, "init", "--dir", dir, "Address", "User")
@@ -348,13 +471,5 @@ func TestInit(t *testing.T) {
 	}
 	if len(spec.Messages) != 2 || len(spec.Services) != 1 || spec.Services[0].Name != "Users" {
 		t.Errorf("scaffold spec: %d messages, %d services", len(spec.Messages), len(spec.Services))
-	}
-}
-
-func TestSnake(t *testing.T) {
-	for in, want := range map[string]string{"User": "user", "GetUser": "get_user", "UserID": "user_id", "HTTPServer": "http_server", "A": "a", "ABC": "abc", "V2Api": "v2_api"} {
-		if got := snake(in); got != want {
-			t.Errorf("snake(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

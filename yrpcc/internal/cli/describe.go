@@ -2,16 +2,17 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/yrpc/yrpc/gen"
 	"github.com/yrpc/yrpc/gen/load"
+	"github.com/yrpc/yrpc/gen/proto"
 )
 
 func (e *Env) runDescribe(ctx context.Context, args []string) error {
@@ -21,7 +22,7 @@ func (e *Env) runDescribe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	spec, err := e.loadSchema(ctx, rest, load.Options{Package: *pkg})
+	spec, err := e.loadSchema(ctx, "describe", rest, load.Options{Package: *pkg})
 	if err != nil {
 		return err
 	}
@@ -38,14 +39,14 @@ func describe(w io.Writer, spec *gen.Spec) error {
 	}
 	fmt.Fprintln(tw)
 	for _, s := range spec.Services {
-		fmt.Fprintf(tw, "\nservice %s  %s\n", s.Name, servicePolicy(s))
+		fmt.Fprintf(tw, "\nservice %s  %s\n", s.Name, proto.ServicePolicy(s))
 		fmt.Fprintln(tw, "  METHOD\tREQUEST\tRESPONSE\tPOLICY")
 		for _, m := range s.Methods {
 			resp := m.Response
 			if m.Oneway {
 				resp = "(oneway)"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", m.Name, m.Request, resp, methodPolicy(m))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", m.Name, m.Request, resp, cmp.Or(proto.MethodPolicy(m), "-"))
 		}
 	}
 	for _, m := range spec.Messages {
@@ -70,82 +71,6 @@ func describe(w io.Writer, spec *gen.Spec) error {
 	return nil
 }
 
-func servicePolicy(s *gen.Service) string {
-	var p []string
-	if s.Group != "" {
-		p = append(p, "group="+s.Group)
-	}
-	if s.Version != "" {
-		p = append(p, "version="+s.Version)
-	}
-	if r := s.RateLimit; r != nil {
-		p = append(p, fmt.Sprintf("rate-limit=%v/s burst %d", r.Rate, r.Burst))
-	}
-	if b := s.Breaker; b != nil {
-		p = append(p, fmt.Sprintf("breaker=%v%% of >=%d calls, open %v", b.ErrorRate*100, b.MinRequests, b.OpenFor))
-	}
-	if s.Balance != "" {
-		p = append(p, "balance="+s.Balance)
-	}
-	return strings.Join(p, "  ")
-}
-
-func methodPolicy(m *gen.Method) string {
-	var p []string
-	if m.Idempotent {
-		p = append(p, "idempotent")
-	}
-	if m.Timeout > 0 {
-		p = append(p, "timeout="+m.Timeout.String())
-	}
-	if r := m.Retry; r != nil {
-		s := fmt.Sprintf("retry=%d tries every %v", r.Tries, r.Interval)
-		if r.Backoff > 1 {
-			s += fmt.Sprintf(" x%v", r.Backoff)
-		}
-		if r.MaxInterval > 0 {
-			s += fmt.Sprintf(" max %v", r.MaxInterval)
-		}
-		if r.Jitter > 0 {
-			s += fmt.Sprintf(" ±%v%%", r.Jitter*100)
-		}
-		p = append(p, s)
-	}
-	if m.HashKey != "" {
-		p = append(p, "hash-key="+m.HashKey)
-	}
-	if m.FaultMode != "" {
-		s := "fault=" + m.FaultMode
-		if m.FaultMode == "forking" {
-			s += "(" + strconv.Itoa(m.Forks) + ")"
-		}
-		p = append(p, s)
-	}
-	if m.Hedge > 0 {
-		p = append(p, "hedge="+m.Hedge.String())
-	}
-	if mk := m.Mock; mk != nil {
-		mode := "on-failure"
-		if mk.Force {
-			mode = "force"
-		}
-		s := "mock=" + mode + " "
-		switch mk.Action {
-		case "empty":
-			s += "empty"
-		case "value":
-			s += "value " + mk.Value
-		case "fail":
-			s += fmt.Sprintf("fail %s %q", mk.Code, mk.Message)
-		}
-		p = append(p, s)
-	}
-	if len(p) == 0 {
-		return "-"
-	}
-	return strings.Join(p, " ")
-}
-
 func fieldType(f *gen.Field) string {
 	elem := string(f.Kind)
 	switch f.Kind {
@@ -168,7 +93,7 @@ func fieldType(f *gen.Field) string {
 }
 
 func fieldRules(f *gen.Field) string {
-	p := []string{validation(f)}
+	p := []string{proto.FieldRules(f)}
 	if p[0] == "" {
 		p = p[:0]
 	}
@@ -188,40 +113,10 @@ func fieldRules(f *gen.Field) string {
 	return strings.Join(p, " ")
 }
 
-// validation describes f's validators, e.g. "not-empty max-len=64".
-func validation(f *gen.Field) string {
-	var p []string
-	v := f.Validate
-	if v.NotEmpty {
-		p = append(p, "not-empty")
-	}
-	if v.MinLen > 0 {
-		p = append(p, fmt.Sprintf("min-len=%d", v.MinLen))
-	}
-	if v.MaxLen > 0 {
-		p = append(p, fmt.Sprintf("max-len=%d", v.MaxLen))
-	}
-	if v.Min != nil && v.Max != nil {
-		p = append(p, "range=["+num(*v.Min)+", "+num(*v.Max)+"]")
-	}
-	if v.Match != "" {
-		p = append(p, "match="+v.Match)
-	}
-	return strings.Join(p, " ")
-}
-
 func joinInts(ns []int32) string {
 	s := make([]string, len(ns))
 	for i, n := range ns {
 		s[i] = strconv.Itoa(int(n))
 	}
 	return strings.Join(s, ", ")
-}
-
-// num formats a range bound: integers in full, others shortest.
-func num(x float64) string {
-	if x == math.Trunc(x) && math.Abs(x) < 1e18 {
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	}
-	return strconv.FormatFloat(x, 'g', -1, 64)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/yrpc/yrpc/gen"
 	"github.com/yrpc/yrpc/gen/load"
+	"github.com/yrpc/yrpc/gen/names"
 )
 
 func (e *Env) runGenerate(ctx context.Context, args []string) error {
@@ -18,9 +20,15 @@ func (e *Env) runGenerate(ctx context.Context, args []string) error {
 into the target directory: messages with their codecs and validators,
 enums, service descriptors, dispatch tables, server interfaces and client
 stubs. Files that an earlier run generated but this one does not are
-removed; other files in the target are left alone.`)
-	target := fs.String("target", "", "directory of the generated package (default: the schema directory's parent, as ent does: ./x/schema -> ./x)")
-	pkgName := fs.String("package", "", "Go package name of the generated code (default: the target directory's name)")
+removed; other files in the target are left alone.
+
+The default target is the directory beside the schema directory named
+after the import path element above the schema package plus "rpc"
+(example.com/shop/schema in ./schema -> ./shoprpc, package shoprpc): the
+same name as the default protobuf package, from the module path, never
+from a directory's name. init's go:generate line relies on it.`)
+	target := fs.String("target", "", "directory of the generated package (default: NAMErpc beside the schema directory, NAME from the schema's import path)")
+	pkgName := fs.String("package", "", "Go package name of the generated code (default: the last element of the target's import path)")
 	verbose := fs.Bool("v", false, "list the files written and removed")
 	rest, err := parse(fs, args)
 	if err != nil {
@@ -30,37 +38,31 @@ removed; other files in the target are left alone.`)
 		return usagef("want one schema package, got %d arguments", len(rest))
 	}
 	schemaArg := rest[0]
-	dir := *target
 	if looksLikePath(schemaArg) && !isDir(e.path(schemaArg)) {
 		return fmt.Errorf("schema directory %q does not exist", schemaArg)
 	}
-	if dir == "" {
-		if !looksLikePath(schemaArg) {
-			return usagef("--target is required when the schema %q is an import path", schemaArg)
-		}
-		dir = filepath.Dir(filepath.Clean(e.path(schemaArg)))
-	} else {
-		dir = e.path(dir)
+	if *target == "" && !looksLikePath(schemaArg) {
+		return usagef("--target is required when the schema %q is an import path", schemaArg)
 	}
-	name := *pkgName
-	if name == "" {
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			return err
-		}
-		name = packageName(filepath.Base(abs))
-		if name == "" {
-			return usagef("cannot derive a package name from %q; use --package", dir)
-		}
-	} else if !isGoIdent(name) {
-		return usagef("--package %q is not a Go identifier", name)
+	if *pkgName != "" && !names.IsGoIdent(*pkgName) {
+		return usagef("--package %q is not a Go identifier", *pkgName)
 	}
 	// The protobuf package (the method-ID namespace) does not depend on
-	// where the code goes: schema.Package, else the schema directory's
-	// parent's name, as describe and proto use.
-	spec, err := e.loadSchema(ctx, rest, load.Options{})
+	// where the code goes: schema.Package, else a name from the schema's
+	// import path, as describe and proto use.
+	spec, err := e.loadSchema(ctx, "generate", rest, load.Options{})
 	if err != nil {
 		return err
+	}
+	dir := e.path(*target)
+	if *target == "" {
+		if dir, err = defaultTarget(e.path(schemaArg), spec.SchemaPkg); err != nil {
+			return err
+		}
+	}
+	name := cmp.Or(*pkgName, goPackage(dir))
+	if name == "" {
+		return usagef("cannot derive a package name from %q; use --package", dir)
 	}
 	files, err := e.Generate(spec, gen.Config{Package: name, ImportPath: importPath(dir)})
 	if err != nil {
@@ -78,26 +80,33 @@ removed; other files in the target are left alone.`)
 	return err
 }
 
-// packageName turns a directory name into a Go package name: its letters
-// (lower-cased) and digits, not starting with a digit.
-func packageName(dir string) string {
-	var b strings.Builder
-	for _, c := range strings.ToLower(dir) {
-		switch {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9' && b.Len() > 0:
-			b.WriteRune(c)
-		}
+// defaultTarget is the one default directory of generated code: beside the
+// schema directory, named after the import path element above the schema
+// package plus "rpc" (names.DefaultPackage, as the protobuf package).
+func defaultTarget(schemaDir, schemaPath string) (string, error) {
+	name := names.DefaultPackage(schemaPath)
+	if name == "" {
+		return "", usagef("cannot derive a target from the schema's import path %q; use --target", schemaPath)
 	}
-	return b.String()
+	abs, err := filepath.Abs(schemaDir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(abs), name+"rpc"), nil
 }
 
-func isGoIdent(s string) bool {
-	for i, c := range s {
-		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
-			return false
-		}
+// goPackage returns the default Go package name of generated code in dir:
+// the last element of dir's import path, or of dir when it is not in a
+// module; "" when no letter is left.
+func goPackage(dir string) string {
+	if ip := importPath(dir); ip != "" {
+		return names.ImportName(ip)
 	}
-	return s != ""
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	return names.PackageName(filepath.Base(abs))
 }
 
 // importPath returns the import path that dir has in its module (found by
@@ -107,20 +116,30 @@ func importPath(dir string) string {
 	if err != nil {
 		return ""
 	}
-	for d := abs; ; {
+	root, mod := findModule(abs)
+	if root == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(root, abs)
+	switch {
+	case err != nil:
+		return ""
+	case rel == ".":
+		return mod
+	}
+	return mod + "/" + filepath.ToSlash(rel)
+}
+
+// findModule returns the directory of the go.mod that governs the absolute
+// directory dir, and its module path; "", "" when there is none.
+func findModule(dir string) (root, mod string) {
+	for d := dir; ; {
 		if mod := modulePath(filepath.Join(d, "go.mod")); mod != "" {
-			rel, err := filepath.Rel(d, abs)
-			if err != nil {
-				return ""
-			}
-			if rel == "." {
-				return mod
-			}
-			return mod + "/" + filepath.ToSlash(rel)
+			return d, mod
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return ""
+			return "", ""
 		}
 		d = parent
 	}

@@ -12,24 +12,29 @@ import (
 	"path/filepath"
 	"strings"
 	"text/template"
+
+	"github.com/yrpc/yrpc/gen/names"
 )
 
-// names is a repeatable string flag.
-type names []string
+// list is a repeatable string flag.
+type list []string
 
-func (n *names) String() string     { return strings.Join(*n, ",") }
-func (n *names) Set(s string) error { *n = append(*n, s); return nil }
+func (l *list) String() string     { return strings.Join(*l, ",") }
+func (l *list) Set(s string) error { *l = append(*l, s); return nil }
 
 func (e *Env) runInit(_ context.Context, args []string) error {
 	fs := e.flagSet("init", "[--dir DIR] [--service NAME]... NAME...",
 		`Init scaffolds a schema file per new message (each NAME) and per new
 service (each --service NAME) in the schema directory, like ent new. It
-also writes generate.go with a go:generate line if the directory has none;
-that line generates into a sibling directory named after the schema
-directory's parent plus "rpc" (./shop/schema -> ./shop/shoprpc).
+also writes generate.go with a go:generate line if the directory has none:
+"go tool yrpcc generate .", which writes generate's default target (in
+module example.com/shop, ./schema generates ./shoprpc; see yrpcc help
+generate). go tool needs yrpcc as a tool of the module: run
+"go get -tool github.com/yrpc/yrpc/yrpcc" once (Go 1.24+); init
+reminds you when go.mod does not name yrpcc yet.
 It never overwrites a file.`)
 	dir := fs.String("dir", "schema", "schema directory")
-	var services names
+	var services list
 	fs.Var(&services, "service", "scaffold a service named `NAME` (repeatable)")
 	messages, err := parse(fs, args)
 	if err != nil {
@@ -44,19 +49,19 @@ It never overwrites a file.`)
 	}
 	var todo []scaffold
 	seen := map[string]bool{}
-	for _, list := range []struct {
+	for _, group := range []struct {
 		names   []string
 		service bool
 	}{{messages, false}, {services, true}} {
-		for _, n := range list.names {
-			if !isGoIdent(n) || n[0] < 'A' || n[0] > 'Z' {
+		for _, n := range group.names {
+			if !names.IsExported(n) {
 				return usagef("%q is not an exported Go identifier like \"User\"", n)
 			}
 			if seen[n] {
 				return usagef("%q is given twice", n)
 			}
 			seen[n] = true
-			todo = append(todo, scaffold{n, list.service})
+			todo = append(todo, scaffold{n, group.service})
 		}
 	}
 	target := e.path(*dir)
@@ -74,7 +79,7 @@ It never overwrites a file.`)
 		if err != nil {
 			return err
 		}
-		out = append(out, initFile{filepath.Join(target, snake(s.name)+".go"), src})
+		out = append(out, initFile{filepath.Join(target, names.Snake(s.name)+".go"), src})
 	}
 	for _, f := range out {
 		if _, err := os.Stat(f.path); err == nil {
@@ -82,7 +87,7 @@ It never overwrites a file.`)
 		}
 	}
 	if !hasGenerateDirective(target) {
-		src, err := render(generateTmpl, map[string]any{"Package": pkg, "Target": "../" + generatedName(target)})
+		src, err := render(generateTmpl, map[string]any{"Package": pkg})
 		if err != nil {
 			return err
 		}
@@ -94,7 +99,25 @@ It never overwrites a file.`)
 		}
 		fmt.Fprintf(e.Stdout, "created %s\n", f.path)
 	}
+	if !hasTool(target) {
+		fmt.Fprintf(e.Stdout, "go generate runs go tool yrpcc, which this module does not list yet: run\n\tgo get -tool %s\n", toolPath)
+	}
 	return nil
+}
+
+// toolPath is yrpcc's package path, as a go.mod tool directive names it.
+const toolPath = "github.com/yrpc/yrpc/yrpcc"
+
+// hasTool reports whether the go.mod of dir's module names yrpcc, as its
+// tool directive does after go get -tool.
+func hasTool(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	root, _ := findModule(abs)
+	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	return err == nil && bytes.Contains(data, []byte(toolPath))
 }
 
 type initFile struct {
@@ -148,31 +171,18 @@ func hasGenerateDirective(dir string) bool {
 	return false
 }
 
+// render executes t and formats the result as Go source ending in a
+// newline (format.Source drops the one after a final comment).
 func render(t *template.Template, data any) ([]byte, error) {
 	var b bytes.Buffer
 	if err := t.Execute(&b, data); err != nil {
 		return nil, err
 	}
-	return format.Source(b.Bytes())
-}
-
-// snake turns a Go name into a file name: "GetUser" -> "get_user",
-// "UserID" -> "user_id".
-func snake(name string) string {
-	var b strings.Builder
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if 'A' <= c && c <= 'Z' {
-			prevLower := i > 0 && !('A' <= name[i-1] && name[i-1] <= 'Z')
-			nextLower := i > 0 && i+1 < len(name) && 'a' <= name[i+1] && name[i+1] <= 'z'
-			if i > 0 && (prevLower || nextLower) && name[i-1] != '_' {
-				b.WriteByte('_')
-			}
-			c += 'a' - 'A'
-		}
-		b.WriteByte(c)
+	src, err := format.Source(b.Bytes())
+	if err != nil || bytes.HasSuffix(src, []byte("\n")) {
+		return src, err
 	}
-	return b.String()
+	return append(src, '\n'), nil
 }
 
 var scaffoldTmpl = template.Must(template.New("scaffold").Parse(`package {{.Package}}
@@ -209,17 +219,5 @@ func ({{.Name}}) Fields() []schema.Field {
 
 var generateTmpl = template.Must(template.New("generate").Parse(`package {{.Package}}
 
-//go:generate go run github.com/yrpc/yrpc/yrpcc generate --target {{.Target}} .
+//go:generate go tool yrpcc generate .
 `))
-
-// generatedName names the generated package of a schema directory: the
-// name of the directory above it plus "rpc" (./shop/schema -> shoprpc, in
-// ./shop/shoprpc), so that generated code gets its own package rather than
-// joining the parent's.
-func generatedName(schemaDir string) string {
-	abs, err := filepath.Abs(schemaDir)
-	if err != nil {
-		return "rpc"
-	}
-	return packageName(filepath.Base(filepath.Dir(abs))) + "rpc"
-}

@@ -73,6 +73,7 @@ var KitchenServiceServiceDesc = rt.ServiceDesc{
 			ID:       0xbed283db,
 			Policy: rt.MethodPolicy{
 				Timeout:    300 * time.Millisecond,
+				TryTimeout: 100 * time.Millisecond,
 				Idempotent: true,
 				Retry: rt.RetryPolicy{
 					Tries:       3,

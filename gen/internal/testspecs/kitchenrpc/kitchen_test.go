@@ -342,7 +342,7 @@ func TestServiceDesc(t *testing.T) {
 		t.Error("MethodIndex of an unknown ID must be -1")
 	}
 	get := sd.Methods[0]
-	if get.Policy.Timeout != 300*time.Millisecond || !get.Policy.Idempotent || get.Policy.Retry.Tries != 3 {
+	if get.Policy.Timeout != 300*time.Millisecond || get.Policy.TryTimeout != 100*time.Millisecond || !get.Policy.Idempotent || get.Policy.Retry.Tries != 3 {
 		t.Errorf("Get policy = %+v", get.Policy)
 	}
 	if key := get.HashKey(&kitchenrpc.Node{ID: -17}, nil); string(key) != "-17" {

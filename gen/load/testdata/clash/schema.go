@@ -14,8 +14,8 @@ type User struct{ schema.Message }
 func (User) Fields() []schema.Field {
 	return []schema.Field{
 		field.Int64("user_id", 1),
-		field.Int64("UserID", 2),                            // want "field \"UserID\" and field \"user_id\" both become the Go field UserID"
-		field.Int64("size", 3),                              // want "field \"size\" becomes the Go field Size, which clashes with the generated method User.Size"
+		field.Int64("UserID", 2),                            // want "field \"UserID\": becomes the Go field UserID, as field \"user_id\" does"
+		field.Int64("size", 3),                              // want "field \"size\": becomes the Go field Size, which clashes with the generated method User.Size"
 		field.Bytes("unmarshal", 4),                         // want "clashes with the generated method User.Unmarshal"
 		field.String("validate", 5),                         // want "clashes with the generated method User.Validate"
 		field.String("string", 6),                           // want "clashes with the generated method User.String"

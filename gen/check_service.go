@@ -1,0 +1,221 @@
+package gen
+
+import (
+	"unicode"
+
+	"github.com/yrpc/yrpc/gen/names"
+)
+
+// faultModes maps the spec's fault modes to their rt constants.
+var faultModes = map[string]string{
+	"": "", "failover": "FaultFailover", "failfast": "FaultFailfast",
+	"failsafe": "FaultFailsafe", "forking": "FaultForking",
+}
+
+// balancers are the spec's balancer names.
+var balancers = map[string]bool{
+	"": true, "random": true, "round_robin": true, "weighted_round_robin": true,
+	"least_active": true, "p2c": true, "consistent_hash": true,
+}
+
+// failCodes are the names of the rt.Code values a mock may fail with:
+// gRPC's status codes without OK.
+var failCodes = map[string]bool{
+	"Canceled": true, "Unknown": true, "InvalidArgument": true, "DeadlineExceeded": true,
+	"NotFound": true, "AlreadyExists": true, "PermissionDenied": true, "ResourceExhausted": true,
+	"FailedPrecondition": true, "Aborted": true, "OutOfRange": true, "Unimplemented": true,
+	"Internal": true, "Unavailable": true, "DataLoss": true, "Unauthenticated": true,
+}
+
+// declareService checks a service's name and claims the names and the file
+// of its generated code, before any message's fields are resolved.
+func (c *checker) declareService(s *Service) {
+	if s == nil {
+		c.add(Problem{}, "nil service in spec")
+		return
+	}
+	at := typeAt(s.Pos, s.Name)
+	if !names.IsExported(s.Name) {
+		c.add(at, "service name %q is not an exported Go identifier", s.Name)
+	}
+	sm := &svcModel{Service: s, full: c.m.pkg + "." + s.Name, file: serviceFile(s.Name)}
+	if s.Name != "" {
+		r := []rune(s.Name)
+		sm.lower = string(unicode.ToLower(r[0])) + string(r[1:])
+	}
+	c.declare(at, s.Name, "service "+s.Name)
+	code := "the generated code of service " + s.Name
+	for _, name := range []string{s.Name + "Server", "Unimplemented" + s.Name + "Server", "Register" + s.Name,
+		s.Name + "Client", "New" + s.Name + "Client", s.Name + "ServiceDesc", sm.lower + "MethodIndex"} {
+		c.declare(at, name, code)
+	}
+	c.file(at, sm.file, "service "+s.Name)
+	c.m.services = append(c.m.services, sm)
+}
+
+// service checks a service's annotations and resolves its methods.
+func (c *checker) service(sm *svcModel) {
+	s := sm.Service
+	at := typeAt(s.Pos, s.Name)
+	if !balancers[s.Balance] {
+		c.add(at, "unknown balancer %q", s.Balance)
+	}
+	if r := s.RateLimit; r != nil && (!(r.Rate > 0) || r.Burst < 1) {
+		c.add(at, "bad rate limit %v/s, burst %d", r.Rate, r.Burst)
+	}
+	if b := s.Breaker; b != nil && (!(b.ErrorRate > 0 && b.ErrorRate <= 1) || b.MinRequests < 1 || b.OpenFor <= 0) {
+		c.add(at, "bad breaker: error rate %v, min requests %d, open for %v", b.ErrorRate, b.MinRequests, b.OpenFor)
+	}
+	seen := map[string]bool{}
+	for _, meth := range s.Methods {
+		if meth == nil {
+			c.add(at, "nil method")
+			continue
+		}
+		mm := &methodModel{Method: meth, full: sm.full + "/" + meth.Name}
+		mat := methodAt(s, meth)
+		c.method(mat, mm)
+		switch {
+		case !names.IsExported(meth.Name):
+			c.add(mat, "method name %q is not an exported Go identifier", meth.Name)
+		case seen[meth.Name]:
+			c.add(mat, "is declared twice")
+		default:
+			c.methodID(mat, mm)
+			c.declareHelpers(mat, sm, mm)
+		}
+		seen[meth.Name] = true
+		sm.methods = append(sm.methods, mm)
+	}
+}
+
+// declareHelpers claims the names of a method's unexported helpers.
+func (c *checker) declareHelpers(at Problem, sm *svcModel, mm *methodModel) {
+	code := "the generated code of service " + sm.Name
+	c.declare(at, sm.lower+mm.Name+"Handle", code)
+	if mm.hashKey != nil {
+		c.declare(at, sm.lower+mm.Name+"HashKey", code)
+	}
+	if mm.mock != nil {
+		c.declare(at, sm.lower+mm.Name+"Mock", code)
+	}
+}
+
+// methodID computes the wire ID of a method and rejects 0 and collisions.
+func (c *checker) methodID(at Problem, mm *methodModel) {
+	mm.id = MethodID(mm.full)
+	if mm.id == 0 {
+		c.add(at, "the method ID of %q is 0; rename the method", mm.full)
+		return
+	}
+	if prev, ok := c.ids[mm.id]; ok {
+		c.add(at, "the method ID %#08x of %q collides with %q; rename one of them", mm.id, mm.full, prev)
+		return
+	}
+	c.ids[mm.id] = mm.full
+}
+
+// method resolves a method's messages and hash key and checks its policies.
+func (c *checker) method(at Problem, mm *methodModel) {
+	m := mm.Method
+	if mm.req = c.byName[m.Request]; mm.req == nil {
+		c.add(at, "unknown request message %q", m.Request)
+	}
+	switch {
+	case m.Oneway && m.Response != "":
+		c.add(at, "a oneway method has no response, got %q", m.Response)
+	case !m.Oneway:
+		if mm.resp = c.byName[m.Response]; mm.resp == nil {
+			c.add(at, "unknown response message %q", m.Response)
+		}
+	}
+	if m.Timeout < 0 {
+		c.add(at, "negative timeout %v", m.Timeout)
+	}
+	switch {
+	case m.TryTimeout < 0:
+		c.add(at, "negative try timeout %v", m.TryTimeout)
+	case m.TryTimeout > 0 && m.Timeout > 0 && m.TryTimeout > m.Timeout:
+		c.add(at, "try timeout %v is longer than the timeout %v", m.TryTimeout, m.Timeout)
+	}
+	switch {
+	case m.Hedge < 0:
+		c.add(at, "negative hedge delay %v", m.Hedge)
+	case m.Hedge > 0 && !m.Idempotent:
+		c.add(at, "hedging (%v) needs an idempotent method", m.Hedge)
+	}
+	if r := m.Retry; r != nil {
+		if r.Tries < 1 || r.Interval < 0 || r.MaxInterval < 0 || (r.Backoff != 0 && !(r.Backoff >= 1)) || !(r.Jitter >= 0 && r.Jitter <= 1) {
+			c.add(at, "bad retry policy: tries %d, interval %v, backoff %v up to %v, jitter %v", r.Tries, r.Interval, r.Backoff, r.MaxInterval, r.Jitter)
+		}
+	}
+	c.faultMode(at, m)
+	if m.HashKey != "" && mm.req != nil {
+		mm.hashKey = c.hashKey(at, m.HashKey, mm.req)
+	}
+	if m.Mock != nil {
+		c.mock(at, mm)
+	}
+}
+
+func (c *checker) faultMode(at Problem, m *Method) {
+	switch m.FaultMode {
+	case "", "failover", "failfast", "failsafe":
+		if m.Forks != 0 {
+			c.add(at, "forks are set but the fault mode is %q", m.FaultMode)
+		}
+	case "forking":
+		if m.Forks < 2 {
+			c.add(at, "forking needs at least 2 forks, got %d", m.Forks)
+		}
+		if !m.Idempotent {
+			c.add(at, "forking needs an idempotent method")
+		}
+	default:
+		c.add(at, "unknown fault mode %q", m.FaultMode)
+	}
+}
+
+// hashKey resolves the request field that a hash key names.
+func (c *checker) hashKey(at Problem, key string, req *msgModel) *fieldModel {
+	for _, f := range req.fields {
+		if f.Name != key {
+			continue
+		}
+		if f.List || f.MapKey != "" || f.Kind == KindMessage || f.Kind == KindTime || !knownKind(f.Kind) {
+			c.add(at, "hash key %q must be a scalar or string field of %s", key, req.Name)
+			return nil
+		}
+		return f
+	}
+	c.add(at, "hash key %q is not a field of %s", key, req.Name)
+	return nil
+}
+
+// mock checks a mock policy and resolves its response value.
+func (c *checker) mock(at Problem, mm *methodModel) {
+	mk := mm.Mock
+	switch mk.Action {
+	case "empty":
+	case "fail":
+		if !failCodes[mk.Code] {
+			c.add(at, "mock fails with unknown status code %q", mk.Code)
+		}
+	case "value":
+		if mm.Oneway {
+			c.add(at, "mock value needs a response message")
+			return
+		}
+		if mm.resp == nil {
+			return // an unknown response message, reported already
+		}
+		v, err := resolveMock(mm.resp, mk.Value)
+		if err != nil {
+			c.add(at, "mock value: %v", err)
+			return
+		}
+		mm.mock = v
+	default:
+		c.add(at, "unknown mock action %q", mk.Action)
+	}
+}

@@ -1,0 +1,187 @@
+package names
+
+import (
+	"go/token"
+	"path"
+	"strings"
+)
+
+// initialisms are the words that Go style writes in capitals.
+var initialisms = map[string]string{
+	"id": "ID", "ids": "IDs", "url": "URL", "uri": "URI", "http": "HTTP",
+	"https": "HTTPS", "ip": "IP", "tcp": "TCP", "udp": "UDP", "dns": "DNS",
+	"api": "API", "json": "JSON", "xml": "XML", "html": "HTML", "uuid": "UUID",
+	"uid": "UID", "rpc": "RPC", "sql": "SQL", "tls": "TLS", "ttl": "TTL",
+	"cpu": "CPU", "os": "OS", "utf8": "UTF8", "ascii": "ASCII", "eof": "EOF",
+}
+
+// GoName turns a schema name ("created_at", "user_id", "avatarURL") into an
+// exported Go identifier ("CreatedAt", "UserID", "AvatarURL"). Two schema
+// names that map to the same GoName clash in generated code.
+func GoName(name string) string {
+	var b strings.Builder
+	for _, word := range splitWords(name) {
+		if up, ok := initialisms[strings.ToLower(word)]; ok {
+			b.WriteString(up)
+			continue
+		}
+		b.WriteString(strings.ToUpper(word[:1]))
+		b.WriteString(word[1:])
+	}
+	return b.String()
+}
+
+// splitWords splits on '_', '-', '.', ' ' and lower-to-upper case changes.
+func splitWords(s string) []string {
+	var words []string
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			words = append(words, s[start:end])
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '_' || c == '-' || c == '.' || c == ' ':
+			flush(i)
+			start = i + 1
+		case i > start && isUpper(c) && !isUpper(s[i-1]):
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(s))
+	return words
+}
+
+// Snake turns a Go name into snake_case, the stem of generated and
+// scaffolded file names and of protobuf enum value names: "UserRole" ->
+// "user_role", "UserID" -> "user_id", "GetURLInfo" -> "get_url_info",
+// "HTTPServer" -> "http_server", "UserIDs" -> "user_ids". An initialism
+// ends before its last capital when a lower-case word follows ("URLInfo"),
+// except for a plural "s" ("IDs").
+func Snake(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if isUpper(c) {
+			if i > 0 && name[i-1] != '_' && (!isUpper(name[i-1]) || startsWord(name, i)) {
+				b.WriteByte('_')
+			}
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// startsWord reports whether the capital at name[i], which follows another
+// capital, starts a new word: a lower-case letter follows it that is not
+// just the plural "s" of the initialism before.
+func startsWord(name string, i int) bool {
+	if i+1 >= len(name) || !isLower(name[i+1]) {
+		return false
+	}
+	plural := name[i+1] == 's' && (i+2 == len(name) || !isLower(name[i+2]))
+	return !plural
+}
+
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// PackageName turns s (a directory or import path element) into a Go
+// package name: its ASCII letters, lower-cased, and digits, without
+// leading digits ("shop-main" -> "shopmain", "2fa" -> "fa"). It returns ""
+// when nothing is left.
+func PackageName(s string) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case isLower(c), isDigit(c) && len(b) > 0:
+			b = append(b, c)
+		case isUpper(c):
+			b = append(b, c+'a'-'A')
+		}
+	}
+	return string(b)
+}
+
+// DefaultPackage returns the protobuf package (the method-ID namespace) of
+// a schema package with import path schemaPath that declares none: the
+// ImportName of the import path above the schema package
+// ("example.com/shop/schema" -> "shop", "example.com/shop/v2/schema" ->
+// "shop"); a one-element path names itself. The result depends only on the
+// import path, never on the directory the module is checked out in. It
+// returns "" when no letter is left.
+func DefaultPackage(schemaPath string) string {
+	schemaPath = strings.Trim(schemaPath, "/")
+	if parent := path.Dir(schemaPath); parent != "." {
+		schemaPath = parent
+	}
+	return ImportName(schemaPath)
+}
+
+// ImportName returns the Go package name that an import path suggests: its
+// last element, made a PackageName, skipping a major-version element as Go
+// does ("example.com/shop" and "example.com/shop/v2" -> "shop",
+// "example.com/shop-main" -> "shopmain"). It returns "" when no letter is
+// left.
+func ImportName(importPath string) string {
+	elems := strings.Split(strings.Trim(importPath, "/"), "/")
+	for len(elems) > 1 && isMajorVersion(elems[len(elems)-1]) {
+		elems = elems[:len(elems)-1]
+	}
+	return PackageName(elems[len(elems)-1])
+}
+
+// isMajorVersion reports whether elem is a module's major-version suffix:
+// "v2", "v3", ... (Go modules have no "v0" or "v1" suffix).
+func isMajorVersion(elem string) bool {
+	if len(elem) < 2 || elem[0] != 'v' || elem[1] == '0' || elem == "v1" {
+		return false
+	}
+	for i := 1; i < len(elem); i++ {
+		if !isDigit(elem[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// IsIdent reports whether s is a schema name that is an identifier in both
+// Go and protobuf: an ASCII letter, then ASCII letters, digits and
+// underscores. Field, enum value, message, service and method names must be
+// one.
+func IsIdent(s string) bool {
+	if s == "" || !isLower(s[0]) && !isUpper(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isLower(c) && !isUpper(c) && !isDigit(c) && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// IsExported reports whether s is an IsIdent that starts with a capital, as
+// message, service, method and enum type names must.
+func IsExported(s string) bool { return IsIdent(s) && isUpper(s[0]) }
+
+// IsGoIdent reports whether s is a Go identifier that is not a keyword, as
+// a Go package name must be.
+func IsGoIdent(s string) bool { return token.IsIdentifier(s) }
+
+// IsProtoPackage reports whether s is a protobuf package name: IsIdent
+// names separated by single dots ("shop", "acme.shop.v1").
+func IsProtoPackage(s string) bool {
+	for _, part := range strings.Split(s, ".") {
+		if !IsIdent(part) {
+			return false
+		}
+	}
+	return true
+}
