@@ -33,6 +33,7 @@ type call struct {
 	tries     int        // attempts a failover call may make
 	mock      MockPolicy // the mock in force
 	mocked    string     // how a mock answered ("forced", "fallback"), for metrics
+	creds     MD         // the credentials' metadata
 
 	a    attempt      // the attempt of the sequential path, reused
 	pick balance.Info // the balancer's input; Tried is kept as scratch
@@ -48,7 +49,7 @@ func newCall(c *Client) *call {
 
 // reset drops what the call refers to before it is pooled.
 func (k *call) reset() {
-	k.st, k.info, k.ctx, k.req, k.resp, k.v = nil, nil, nil, nil, nil, nil
+	k.st, k.info, k.ctx, k.req, k.resp, k.v, k.creds = nil, nil, nil, nil, nil, nil, nil
 	k.mock = MockPolicy{}
 	k.a.reset()
 }
@@ -96,6 +97,13 @@ func (k *call) run() error {
 		v = v.withTag(tag, k.opts.tagValue, now)
 	}
 	k.v = v
+	if cr := k.c.o.creds; cr != nil {
+		md, err := cr.RequestMetadata(k.ctx, k.info)
+		if err != nil {
+			return &Error{Code: Unauthenticated, Message: m.FullName + ": credentials: " + err.Error(), Cause: err}
+		}
+		k.creds = md
+	}
 	k.mode = faultMode(pol, k.opts.fault)
 	switch {
 	case m.Oneway:
@@ -275,7 +283,7 @@ func (a *attempt) run() error {
 	k := a.k
 	m := k.info.Method
 	a.lost, a.p.MD = nil, nil
-	a.md = requestMD(a.md[:0], a.ctx, k.c.o.app, a.n)
+	a.md = requestMD(a.md[:0], a.ctx, k.c.o.app, a.n, k.st.keyMD, k.creds)
 	a.req = conn.Request{Method: m.ID, Name: m.FullName, Oneway: m.Oneway, Deadline: a.deadline,
 		Req: k.req, Resp: a.resp, MD: a.md, WantMD: k.opts.respMD != nil}
 	cn, err := a.ep.pool.Get(a.ctx)

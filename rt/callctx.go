@@ -13,13 +13,13 @@ import (
 // frame, when the connection closes, when the deadline passes or when the
 // handler returns.
 type callCtx struct {
-	parent   context.Context
-	drop     func()    // closes the call's connection
-	deadline time.Time // zero: none
-	md       MD
-	peer     net.Addr
-	info     *CallInfo
-	clock    Clock
+	parent    context.Context
+	drop      func()    // closes the call's connection
+	deadline  time.Time // zero: none
+	md        MD
+	peer      *Peer  // the connection's
+	principal string // the call's, from the Authenticator
+	info      *CallInfo
 
 	mu       sync.Mutex
 	done     chan struct{}
@@ -54,7 +54,7 @@ func (c *callCtx) Done() <-chan struct{} {
 		if c.err != nil {
 			close(c.done)
 		} else if !c.deadline.IsZero() {
-			d := c.deadline.Sub(c.clock.Now())
+			d := time.Until(c.deadline)
 			c.timer = time.AfterFunc(d, func() { c.cancel(context.DeadlineExceeded) })
 		}
 	}
@@ -65,7 +65,7 @@ func (c *callCtx) Err() error {
 	c.mu.Lock()
 	err := c.err
 	c.mu.Unlock()
-	if err == nil && !c.deadline.IsZero() && !c.clock.Now().Before(c.deadline) {
+	if err == nil && !c.deadline.IsZero() && !time.Now().Before(c.deadline) {
 		c.cancel(context.DeadlineExceeded)
 		return context.DeadlineExceeded
 	}
@@ -77,7 +77,7 @@ func (c *callCtx) Value(key any) any {
 	case incomingKey:
 		return c.md
 	case peerKey:
-		return c.peer
+		return c.peer.Addr
 	case callInfoKey:
 		return c.info
 	case serverCallKey:

@@ -57,6 +57,9 @@ func NewClient(opts ...ClientOption) (*Client, error) {
 	default:
 		return nil, errors.New("rt: new client: no providers: use WithRegistry or WithAddrs")
 	}
+	if c.o.creds != nil && c.o.creds.RequireTLS() && c.o.tls == nil {
+		return nil, errors.New("rt: new client: the credentials require TLS: add rt.WithTLS (or allow plaintext in the credentials, e.g. BearerToken.AllowPlaintext, on a trusted network)")
+	}
 	c.cc = conn.Config{
 		Dial:         c.o.dialer,
 		Preface:      c.o.localPreface(),
@@ -68,6 +71,7 @@ func NewClient(opts ...ClientOption) (*Client, error) {
 		Now:          c.o.clock.Now,
 		PoolSize:     c.o.poolSize,
 		Buffers:      c.o.buffers,
+		TLS:          c.o.tls,
 		WriteTimeout: c.o.writeTimeout,
 	}
 	host, _ := os.Hostname()

@@ -21,6 +21,7 @@ type clientConfig struct {
 	retryRatio   float64
 	retryFloor   float64
 	debug        bool
+	creds        Credentials
 }
 
 func newClientConfig(opts []ClientOption) clientConfig {

@@ -98,6 +98,9 @@ type ServicePolicy struct {
 	RateLimit RateLimitPolicy
 	Breaker   BreakerPolicy
 	Balance   string // balancer name; "" means the client's default
+	// Allow lists the principals allowed to call the service's methods
+	// (patterns as AccessRules take them); nil: no restriction.
+	Allow []string
 }
 
 // RateLimitPolicy is a token bucket per client IP; Rate 0 means no limit.
@@ -125,6 +128,9 @@ type MethodPolicy struct {
 	FaultMode  FaultMode
 	Forks      int           // parallel attempts for FaultForking
 	Hedge      time.Duration // send a hedged attempt after this delay; 0 means off
+	// Allow lists the principals allowed to call the method, replacing
+	// the service's list; nil: the service's.
+	Allow []string
 }
 
 // RetryPolicy says how often and how fast a method is retried. Tries counts

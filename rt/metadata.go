@@ -77,6 +77,11 @@ const (
 	MDAttempt = "yrpc-attempt"
 	// MDApp carries the calling application's name (per-app rate limits).
 	MDApp = "yrpc-app"
+	// MDGroup and MDVersion carry the group and version a call is for,
+	// when not the default: a server refuses calls for a group or version
+	// it does not serve (NotFound), as Dubbo keys its exporters.
+	MDGroup   = "yrpc-group"
+	MDVersion = "yrpc-version"
 )
 
 type outgoingKey struct{}

@@ -2,6 +2,7 @@ package rt
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"sync"
@@ -80,6 +81,7 @@ type sharedConfig struct {
 	spinWait       time.Duration // 0: readers never poll
 	observer       metrics.Observer
 	observerSet    bool
+	tls            *tls.Config // nil: plaintext
 
 	// Set by finish, not by options.
 	compressors *sync.Pool       // of *wire.Compressor, shared by the side's connections

@@ -186,8 +186,9 @@ func backoff(p RetryPolicy, n int, u float64) time.Duration {
 }
 
 // requestMD appends a request's metadata to dst: the attempt number of a
-// retry, ctx's outgoing metadata and the app name.
-func requestMD(dst MD, ctx context.Context, app string, attempt int) MD {
+// retry, ctx's outgoing metadata, the app name, the group and version
+// (key), and the credentials' metadata (creds).
+func requestMD(dst MD, ctx context.Context, app string, attempt int, key, creds MD) MD {
 	if attempt > 1 {
 		dst = append(dst, MDAttempt, strconv.Itoa(attempt))
 	}
@@ -197,7 +198,8 @@ func requestMD(dst MD, ctx context.Context, app string, attempt int) MD {
 	if app != "" {
 		dst = append(dst, MDApp, app)
 	}
-	return dst
+	dst = append(dst, key...)
+	return append(dst, creds...)
 }
 
 // ctxError turns a context's error into an *Error naming what waited.

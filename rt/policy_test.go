@@ -196,12 +196,12 @@ func TestSettle(t *testing.T) {
 
 func TestRequestMD(t *testing.T) {
 	ctx := WithMetadata(context.Background(), "k", "v")
-	got := requestMD(nil, ctx, "shop", 2)
-	want := MD{MDAttempt, "2", "k", "v", MDApp, "shop"}
+	got := requestMD(nil, ctx, "shop", 2, MD{MDGroup, "eu"}, MD{MDAuthorization, "Bearer x"})
+	want := MD{MDAttempt, "2", "k", "v", MDApp, "shop", MDGroup, "eu", MDAuthorization, "Bearer x"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("requestMD (-want +got):\n%s", diff)
 	}
-	if got := requestMD(nil, context.Background(), "", 1); len(got) != 0 {
+	if got := requestMD(nil, context.Background(), "", 1, nil, nil); len(got) != 0 {
 		t.Fatalf("first attempt, no metadata, no app: %v", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -59,6 +60,7 @@ type serviceEntry struct {
 type methodEntry struct {
 	info    CallInfo
 	handler Handler
+	allow   []string // principals allowed (AccessRules patterns); nil: anyone
 	// slowUntil is the time (unix nanos, server clock) until which the
 	// method's calls run on workers, not on the reading goroutine (see
 	// serverConn.watchdog); inlined and stalls count its calls served on
@@ -155,6 +157,7 @@ func (s *Server) register(sd *ServiceDesc, impl any) error {
 	for i := range sd.Methods {
 		me := &se.methods[i]
 		me.info = CallInfo{Service: sd, Method: &sd.Methods[i], Index: i}
+		me.allow = accessRule(sd, &sd.Methods[i], s.o.access)
 		handle := sd.Methods[i].Handle
 		me.handler = chainServer(s.o.interceptors, &me.info, func(ctx context.Context, req Message) (Message, error) {
 			return handle(impl, ctx, req)
@@ -165,6 +168,15 @@ func (s *Server) register(sd *ServiceDesc, impl any) error {
 	}
 	s.services = append(s.services, se)
 	return nil
+}
+
+// serviceNames lists the registered services, for errors.
+func (s *Server) serviceNames() string {
+	names := make([]string, len(s.services))
+	for i, se := range s.services {
+		names[i] = se.key.String()
+	}
+	return strings.Join(names, ", ")
 }
 
 // lookup finds the method with wire ID id.

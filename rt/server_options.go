@@ -12,6 +12,9 @@ type serverConfig struct {
 	idleTimeout    time.Duration
 	deregisterWait time.Duration
 	limits         Limits
+	plaintextOK    bool          // with TLS: accept plaintext too
+	auth           Authenticator // nil: the certificate's identity
+	access         AccessRules
 }
 
 func newServerConfig(opts []ServerOption) serverConfig {

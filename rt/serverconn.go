@@ -14,17 +14,20 @@ import (
 	"github.com/yrpc/yrpc/rt/internal/conn"
 	"github.com/yrpc/yrpc/rt/internal/sock"
 	"github.com/yrpc/yrpc/rt/metrics"
+	"github.com/yrpc/yrpc/rt/registry"
 	"github.com/yrpc/yrpc/rt/wire"
 )
 
 // serverConn is one client connection of a Server.
 type serverConn struct {
 	srv  *Server
-	nc   net.Conn
-	w    *sock.Writer
+	raw  net.Conn     // the socket
+	nc   net.Conn     // what frames travel on: raw, or TLS over it; set by serve
+	w    *sock.Writer // set by serve under mu; see writer
 	r    *wire.Reader // used by one goroutine at a time
 	ip   string       // the client's IP, for per-IP limits
 	comp bool         // lz4 negotiated
+	peer *Peer        // the client, for handlers; set by serve
 
 	mu    sync.Mutex
 	calls map[uint32]*serverCall // in flight, for cancel frames
@@ -49,10 +52,9 @@ type serverConn struct {
 	peek          *sock.Peeker
 }
 
-func newServerConn(s *Server, nc net.Conn, ip string) *serverConn {
-	w := sock.NewWriter(nc, sock.WriterOptions{Pool: s.o.buffers, Timeout: s.o.writeTimeout})
-	c := &serverConn{srv: s, nc: nc, w: w, ip: ip, calls: make(map[uint32]*serverCall)}
-	c.peek = sock.NewPeeker(nc)
+func newServerConn(s *Server, raw net.Conn, ip string) *serverConn {
+	c := &serverConn{srv: s, raw: raw, ip: ip, calls: make(map[uint32]*serverCall)}
+	c.peek = sock.NewPeeker(raw)
 	c.dropFunc = func() { c.close(errors.New("rt: connection dropped by fault injection")) }
 	c.stall = time.AfterFunc(time.Hour, c.watchdog)
 	c.stall.Stop()
@@ -63,6 +65,19 @@ func newServerConn(s *Server, nc net.Conn, ip string) *serverConn {
 }
 
 func (c *serverConn) serve() {
+	o := &c.srv.o
+	_ = c.raw.SetDeadline(deadlineIn(o.limits.PrefaceTimeout))
+	nc, st, err := c.accept(c.raw)
+	if err != nil {
+		o.logger.Info("rt: connection refused", "peer", c.raw.RemoteAddr().String(), "err", err)
+		c.close(err)
+		return
+	}
+	c.nc, c.peer = nc, newPeer(c.raw.RemoteAddr(), st)
+	w := sock.NewWriter(nc, sock.WriterOptions{Pool: o.buffers, Timeout: o.writeTimeout})
+	c.mu.Lock()
+	c.w = w
+	c.mu.Unlock()
 	if err := c.handshake(); err != nil {
 		c.close(err)
 		return
@@ -77,7 +92,6 @@ func (c *serverConn) serve() {
 // clears it once the frame is in).
 func (c *serverConn) handshake() error {
 	l := &c.srv.o.limits
-	_ = c.nc.SetDeadline(deadlineIn(l.PrefaceTimeout))
 	peer, err := wire.ReadPreface(c.nc)
 	if err != nil {
 		c.srv.o.logger.Info("rt: bad connection preface", "peer", c.nc.RemoteAddr().String(), "err", err)
@@ -88,8 +102,8 @@ func (c *serverConn) handshake() error {
 	if _, err := c.nc.Write(wire.AppendPreface(nil, mine)); err != nil {
 		return err
 	}
-	_ = c.nc.SetWriteDeadline(time.Time{})
-	return c.nc.SetReadDeadline(deadlineIn(l.FirstFrameTimeout))
+	_ = c.raw.SetWriteDeadline(time.Time{})
+	return c.raw.SetReadDeadline(deadlineIn(l.FirstFrameTimeout))
 }
 
 // deadlineIn is the deadline d from now; zero (none) for d <= 0.
@@ -279,7 +293,7 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 	se, me := s.lookup(f.Method)
 	if me == nil {
 		if !oneway {
-			c.reply(f.ID, nil, Errorf(Unimplemented, "unknown method id %#x", f.Method), nil, sock.Held)
+			c.reply(f.ID, nil, Errorf(Unimplemented, "unknown method id %#x (this server serves %s)", f.Method, s.serviceNames()), nil, sock.Held)
 		}
 		return nil
 	}
@@ -294,17 +308,16 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		}
 		md = MD(kv)
 	}
+	if g, v := md.Get(MDGroup), md.Get(MDVersion); g != se.key.Group || v != se.key.Version {
+		if !oneway {
+			c.refuse(f.ID, NotFound, fmt.Sprintf("%s: this server serves %s, not %s", me.info.Method.FullName, se.key, registry.Key{Service: se.key.Service, Group: g, Version: v}))
+		}
+		return nil
+	}
 	now := s.o.clock.Now()
 	if lim := se.limit.Load(); lim != nil && !lim.allow(c.ip, md.Get(MDApp), now) {
 		if !oneway {
 			c.refuse(f.ID, ResourceExhausted, me.info.Method.FullName+": rate limit exceeded")
-		}
-		return nil
-	}
-	req := me.info.Method.NewRequest()
-	if err := req.Unmarshal(f.Body); err != nil {
-		if !oneway {
-			c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: decode request: %v", me.info.Method.FullName, err), nil, sock.Held)
 		}
 		return nil
 	}
@@ -320,11 +333,21 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		}
 		return nil
 	}
+	req := me.info.Method.NewRequest()
+	if err := req.Unmarshal(f.Body); err != nil {
+		if s.conc != nil {
+			s.conc.Release()
+		}
+		if !oneway {
+			c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: decode request: %v", me.info.Method.FullName, err), nil, sock.Held)
+		}
+		return nil
+	}
 	sc := &serverCall{conn: c, me: me, req: req, id: f.ID, oneway: oneway, inline: now.UnixNano() >= me.slowUntil.Load()}
-	sc.ctx = callCtx{parent: context.Background(), md: md, peer: c.nc.RemoteAddr(), info: &me.info, clock: s.o.clock}
+	sc.ctx = callCtx{parent: context.Background(), md: md, peer: c.peer, info: &me.info}
 	sc.ctx.drop = c.dropFunc
 	if f.Timeout > 0 {
-		sc.ctx.deadline = now.Add(f.Timeout)
+		sc.ctx.deadline = time.Now().Add(f.Timeout) // wall clock, whatever the server's Clock
 	}
 	s.inflight.Add(1)
 	c.inflight.Add(1)
@@ -398,6 +421,9 @@ func (sc *serverCall) invoke() (resp Message, err error) {
 			resp, err = nil, Errorf(Internal, "%s: handler panicked", sc.me.info.Method.FullName)
 		}
 	}()
+	if err := sc.authorize(); err != nil {
+		return nil, err
+	}
 	if v, ok := sc.req.(Validator); ok {
 		if err := v.Validate(); err != nil {
 			return nil, &Error{Code: InvalidArgument, Message: err.Error(), Cause: err}
@@ -408,6 +434,35 @@ func (sc *serverCall) invoke() (resp Message, err error) {
 		err = Errorf(Internal, "%s: handler returned a nil response and no error", sc.me.info.Method.FullName)
 	}
 	return resp, err
+}
+
+// authorize finds the call's principal (the Authenticator's, else the
+// client certificate's identity) and checks it against the method's
+// access rule.
+func (sc *serverCall) authorize() error {
+	o := &sc.conn.srv.o
+	m := sc.me.info.Method
+	if o.auth != nil {
+		p, err := o.auth.Authenticate(&sc.ctx, AuthRequest{Peer: sc.ctx.peer, MD: sc.ctx.md, Info: &sc.me.info})
+		if err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				return e
+			}
+			return &Error{Code: Unauthenticated, Message: m.FullName + ": " + err.Error(), Cause: err}
+		}
+		sc.ctx.principal = p
+	} else {
+		sc.ctx.principal = defaultPrincipal(sc.ctx.peer)
+	}
+	if sc.me.allow != nil && !allowed(sc.me.allow, sc.ctx.principal) {
+		who := sc.ctx.principal
+		if who == "" {
+			who = "an unauthenticated caller"
+		}
+		return Errorf(PermissionDenied, "%s: %s may not call it", m.FullName, who)
+	}
+	return nil
 }
 
 // reply writes a response frame: resp when err is nil, else err's code and
@@ -456,8 +511,20 @@ func errorMessage(err error) string {
 	return err.Error()
 }
 
+// writer returns the connection's writer, nil before its handshake: for
+// the goroutines other than the connection's own (shutdown, the ticker).
+func (c *serverConn) writer() *sock.Writer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.w
+}
+
 func (c *serverConn) sendGoAway() {
-	_ = c.w.Write(func(b []byte) []byte {
+	w := c.writer()
+	if w == nil {
+		return // not yet speaking yrpc: close will do
+	}
+	_ = w.Write(func(b []byte) []byte {
 		return wire.AppendFrame(b, &wire.Header{Type: wire.TypeGoAway, Status: uint8(Unavailable)}, nil, []byte("server shutting down"))
 	}, sock.Direct)
 }
@@ -487,14 +554,16 @@ func (c *serverConn) close(err error) {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.EOF
 		}
-		// Let queued responses (e.g. GOAWAY) go out before closing.
-		_ = c.w.FlushHeld()
-		for i := 0; i < 100 && !c.w.Flushed(); i++ {
-			time.Sleep(time.Millisecond)
-		}
 		c.stall.Stop()
-		c.w.Close(err)
-		c.nc.Close()
+		if w := c.writer(); w != nil {
+			// Let queued responses (e.g. GOAWAY) go out before closing.
+			_ = w.FlushHeld()
+			for i := 0; i < 100 && !w.Flushed(); i++ {
+				time.Sleep(time.Millisecond)
+			}
+			w.Close(err)
+		}
+		c.raw.Close()
 		c.mu.Lock()
 		calls := c.calls
 		c.calls = map[uint32]*serverCall{}

@@ -23,6 +23,7 @@ type svcState struct {
 	sd         *ServiceDesc
 	key        registry.Key
 	keyName    string // key.String(), for errors
+	keyMD      MD     // the group and version calls name, when not the default
 	infos      []CallInfo
 	builder    balance.Builder
 	budget     retryBudget
@@ -49,6 +50,12 @@ func newSvcState(c *Client, sd *ServiceDesc) (*svcState, error) {
 		return nil, err
 	}
 	st := &svcState{c: c, sd: sd, key: key, keyName: key.String(), builder: b, ready: make(chan struct{}), eps: make(map[string]*endpoint)}
+	if key.Group != "" {
+		st.keyMD = append(st.keyMD, MDGroup, key.Group)
+	}
+	if key.Version != "" {
+		st.keyMD = append(st.keyMD, MDVersion, key.Version)
+	}
 	st.budget.init(c.o.retryRatio, c.o.retryFloor)
 	st.infos = make([]CallInfo, len(sd.Methods))
 	for i := range sd.Methods {

@@ -2,6 +2,7 @@ package conn
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,9 @@ type Config struct {
 	// server takes no bytes for that long (0: never). See sock.Writer.
 	Buffers      *sock.BufferPool
 	WriteTimeout time.Duration
+	// TLS, when set, makes every connection TLS (ServerName defaults to
+	// the address's host).
+	TLS *tls.Config
 	// PoolSize is the number of connections per address (at least 1).
 	PoolSize int
 }
@@ -50,7 +54,8 @@ type Config struct {
 // is started per call.
 type Conn struct {
 	addr  string
-	nc    net.Conn
+	raw   net.Conn // the socket
+	nc    net.Conn // what frames travel on: raw, or TLS over it
 	w     *sock.Writer
 	cfg   *Config
 	comp  bool   // lz4 negotiated
@@ -101,18 +106,29 @@ func dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 		deadline = d
 	}
 	_ = nc.SetDeadline(deadline)
+	raw := nc
+	if cfg.TLS != nil {
+		hctx, cancel := context.WithDeadline(ctx, deadline)
+		tc, err := handshake(hctx, raw, cfg.TLS, addr)
+		cancel()
+		if err != nil {
+			raw.Close()
+			return nil, err
+		}
+		nc = tc
+	}
 	if _, err := nc.Write(wire.AppendPreface(nil, cfg.Preface)); err != nil {
-		nc.Close()
+		raw.Close()
 		return nil, err
 	}
 	peer, err := wire.ReadPreface(nc)
 	if err != nil {
-		nc.Close()
+		raw.Close()
 		return nil, err
 	}
-	_ = nc.SetDeadline(time.Time{})
+	_ = raw.SetDeadline(time.Time{})
 	c := &Conn{
-		addr: addr, nc: nc, cfg: cfg,
+		addr: addr, raw: raw, nc: nc, cfg: cfg,
 		w:       sock.NewWriter(nc, sock.WriterOptions{Pool: cfg.Buffers, Timeout: cfg.WriteTimeout}),
 		comp:    cfg.Preface.Negotiate(peer).Has(wire.FeatureLZ4),
 		max:     peer.MaxFrameSize,
@@ -121,7 +137,7 @@ func dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 		done:    make(chan struct{}),
 		r:       wire.NewReader(nc, wire.ReaderOptions{MaxFrameSize: cfg.MaxFrame, MaxMetadataSize: cfg.MaxMetadata}),
 		wake:    make(chan struct{}, 1),
-		peek:    sock.NewPeeker(nc),
+		peek:    sock.NewPeeker(raw),
 	}
 	c.interrupt = func() { _ = nc.SetReadDeadline(time.Unix(1, 0)) } // in the past
 	c.idle = time.AfterFunc(time.Hour, c.idleWatch)
@@ -354,7 +370,7 @@ func (c *Conn) fail(err error) {
 	c.pending = map[uint32]*Pending{}
 	c.mu.Unlock()
 	c.w.Close(err)
-	c.nc.Close()
+	c.raw.Close() // the socket: a TLS close would wait to write close_notify
 	c.idle.Stop()
 	close(c.done)
 	for _, p := range pending {

@@ -39,16 +39,60 @@ import (
 // pending before the background goroutine reads it again.
 const idleReadAfter = 5 * time.Millisecond
 
-// closedWhileUnread reports whether the server closed the connection
-// while nobody was reading it, and fails the connection if so. When the
-// read role is held it costs an atomic load (the holder notices a close
-// at once); when it is free, a non-blocking peek syscall.
+// closedWhileUnread reports whether the server closed the connection, or
+// told it to go away, while nobody was reading it; the connection is then
+// failed or retired. When the read role is held it costs an atomic load
+// (the holder notices at once); when it is free, a non-blocking peek
+// syscall, and when that finds bytes waiting (a GoAway before a close, or
+// TLS's close_notify, which TLS 1.3 encrypts), a read of what is there.
 func (c *Conn) closedWhileUnread() bool {
-	if c.readHeld.Load() || !c.peek.PeerClosed() {
+	if c.readHeld.Load() {
 		return false
 	}
-	c.fail(io.EOF)
-	return true
+	switch closed, readable := c.peek.State(); {
+	case closed:
+		c.fail(io.EOF)
+		return true
+	case readable:
+		return c.readUnread()
+	}
+	return false
+}
+
+// unreadWait bounds readUnread's wait for the rest of a frame whose first
+// bytes are in.
+const unreadWait = time.Millisecond
+
+// readUnread takes the free read role and handles the frames the server
+// sent while nobody read, before a call uses the connection. It reports
+// whether the connection is no longer usable.
+func (c *Conn) readUnread() bool {
+	c.mu.Lock()
+	if c.reading || c.err != nil {
+		c.mu.Unlock()
+		return c.err != nil
+	}
+	c.setReading(true)
+	c.mu.Unlock()
+	c.setReadDeadline(time.Now().Add(unreadWait))
+	for {
+		f, err := c.r.Next()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			break // what is in is handled; the rest of a frame can wait
+		}
+		if err != nil {
+			c.fail(err)
+			return true
+		}
+		if !c.handle(f) {
+			return true
+		}
+		if _, more := c.peek.State(); c.r.Buffered() == 0 && !more {
+			break
+		}
+	}
+	c.release()
+	return !c.usable()
 }
 
 // setReading records whether a goroutine holds the read role. Called with

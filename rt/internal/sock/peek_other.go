@@ -16,4 +16,6 @@ func NewPeeker(net.Conn) *Peeker { return &Peeker{} }
 
 func (*Peeker) PeerClosed() bool { return false }
 
+func (*Peeker) State() (closed, readable bool) { return false, false }
+
 func (*Peeker) Await(time.Duration, *SpinGate) {}

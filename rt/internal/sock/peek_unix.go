@@ -37,25 +37,35 @@ func NewPeeker(nc net.Conn) *Peeker {
 	return p
 }
 
-// peerClosed reports whether the peer closed the connection. It reports
+// PeerClosed reports whether the peer closed the connection. It reports
 // false for connections that are not sockets, and when another goroutine
 // is peeking at the same moment.
 func (p *Peeker) PeerClosed() bool {
+	closed, _ := p.State()
+	return closed
+}
+
+// State reports, without reading or waiting, whether the peer closed the
+// connection, and else whether bytes wait to be read. Both are false for
+// connections that are not sockets, and when another goroutine is peeking
+// at the same moment.
+func (p *Peeker) State() (closed, readable bool) {
 	if p.rc == nil || !p.mu.TryLock() {
-		return false
+		return false, false
 	}
 	defer p.mu.Unlock()
-	p.closed = false
+	p.closed, p.ready = false, false
 	// Control, not Read: Read would fail at once on a read deadline in
 	// the past (an interrupt left by a caller that gave up), which says
 	// nothing about the peer; MSG_DONTWAIT never blocks anyway.
 	err := p.rc.Control(p.fn)
-	return p.closed || err != nil // err: the connection is closed here
+	return p.closed || err != nil, p.ready // err: the connection is closed here
 }
 
 func (p *Peeker) peek(fd uintptr) {
 	n, _, err := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	p.closed = n == 0 && err == nil || err == syscall.ECONNRESET || err == syscall.EPIPE
+	p.ready = n > 0
 }
 
 // await polls the socket with non-blocking peeks for up to budget, until

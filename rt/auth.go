@@ -1,0 +1,174 @@
+package rt
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"strings"
+)
+
+// An Authenticator decides who makes a call, on the server, before the
+// request is validated and the handler runs: from the connection's peer
+// (its TLS state and verified certificate) and the call's metadata it
+// returns the principal — a name the authorization rules and the handler
+// (PeerFrom) see — or an error, which refuses the call with
+// Unauthenticated (or the code of an *Error it returns) without running
+// the handler. Implementations must be safe for concurrent use; give one
+// with WithAuthenticator.
+//
+// Without an Authenticator, a call's principal is the SPIFFE ID of the
+// client's verified certificate, else its common name, else "".
+type Authenticator interface {
+	Authenticate(ctx context.Context, req AuthRequest) (principal string, err error)
+}
+
+// AuthRequest is what an Authenticator decides on.
+type AuthRequest struct {
+	Peer *Peer     // the connection's client; Principal is ""
+	MD   MD        // the call's request metadata
+	Info *CallInfo // the service and method called
+}
+
+// AuthenticatorFunc is an Authenticator.
+type AuthenticatorFunc func(ctx context.Context, req AuthRequest) (string, error)
+
+// Authenticate calls f.
+func (f AuthenticatorFunc) Authenticate(ctx context.Context, req AuthRequest) (string, error) {
+	return f(ctx, req)
+}
+
+// WithAuthenticator makes the server authenticate every call with a.
+// Default: none (see Authenticator for the principal without one).
+func WithAuthenticator(a Authenticator) ServerOption {
+	return serverOption(func(c *serverConfig) { c.auth = a })
+}
+
+// MDAuthorization is the request metadata key of bearer credentials
+// ("Bearer TOKEN"), as in HTTP and gRPC.
+const MDAuthorization = "authorization"
+
+// BearerTokens returns an Authenticator of static bearer tokens: a call
+// must carry "authorization: Bearer TOKEN" with a TOKEN of tokens, and its
+// principal is that token's value. Tokens are compared in constant time.
+func BearerTokens(tokens map[string]string) Authenticator {
+	type entry struct{ token, principal []byte }
+	es := make([]entry, 0, len(tokens))
+	for t, p := range tokens {
+		es = append(es, entry{[]byte(t), []byte(p)})
+	}
+	return AuthenticatorFunc(func(_ context.Context, req AuthRequest) (string, error) {
+		v, ok := strings.CutPrefix(req.MD.Get(MDAuthorization), "Bearer ")
+		if !ok {
+			return "", errors.New("no bearer token")
+		}
+		got := []byte(v)
+		principal := ""
+		for _, e := range es {
+			// Look at every token, so the time taken does not tell
+			// which one matched.
+			if subtle.ConstantTimeCompare(got, e.token) == 1 {
+				principal = string(e.principal)
+			}
+		}
+		if principal == "" {
+			return "", errors.New("bad bearer token")
+		}
+		return principal, nil
+	})
+}
+
+// Credentials give a client's calls their credentials: metadata added to
+// every call, e.g. a bearer token. Give them with WithCredentials.
+// Implementations must be safe for concurrent use.
+type Credentials interface {
+	// RequestMetadata returns the metadata for a call of info.
+	RequestMetadata(ctx context.Context, info *CallInfo) (MD, error)
+	// RequireTLS reports whether the credentials are secret: a client
+	// without TLS refuses to send them (NewClient fails).
+	RequireTLS() bool
+}
+
+// WithCredentials adds c's metadata to every call of the client. A client
+// without WithTLS refuses credentials that require TLS.
+func WithCredentials(c Credentials) ClientOption {
+	return clientOption(func(cc *clientConfig) { cc.creds = c })
+}
+
+// BearerToken is Credentials of a static bearer token
+// ("authorization: Bearer Token"). It requires TLS unless AllowPlaintext
+// is set, for a trusted network.
+type BearerToken struct {
+	Token          string
+	AllowPlaintext bool
+}
+
+// RequestMetadata returns the token's authorization pair.
+func (b BearerToken) RequestMetadata(context.Context, *CallInfo) (MD, error) {
+	return MD{MDAuthorization, "Bearer " + b.Token}, nil
+}
+
+// RequireTLS reports !AllowPlaintext.
+func (b BearerToken) RequireTLS() bool { return !b.AllowPlaintext }
+
+// defaultPrincipal is a call's principal without an Authenticator: the
+// verified client certificate's SPIFFE ID, else its common name.
+func defaultPrincipal(p *Peer) string {
+	if p.SPIFFEID != "" {
+		return p.SPIFFEID
+	}
+	return p.CommonName
+}
+
+// AccessRules allow principals to call services and methods, at run time:
+// keys are "package.Service" or "package.Service/Method", values the
+// principal patterns allowed (see allowed). A key set here replaces the
+// schema's rules for that service or method; an empty list allows no one.
+type AccessRules map[string][]string
+
+// WithAccessRules sets run-time authorization rules (see AccessRules).
+// Calls that the rules do not allow fail with PermissionDenied before the
+// handler runs. Default: the schema's rules only.
+func WithAccessRules(r AccessRules) ServerOption {
+	return serverOption(func(c *serverConfig) { c.access = r })
+}
+
+// accessRule resolves the principals allowed to call method m of sd: the
+// method's rule (run time, else schema), else the service's; nil when
+// nothing restricts it.
+func accessRule(sd *ServiceDesc, m *MethodDesc, rt AccessRules) []string {
+	if r, ok := rt[m.FullName]; ok {
+		return nonNil(r)
+	}
+	if m.Policy.Allow != nil {
+		return m.Policy.Allow
+	}
+	if r, ok := rt[sd.Name]; ok {
+		return nonNil(r)
+	}
+	return sd.Policy.Allow
+}
+
+func nonNil(r []string) []string {
+	if r == nil {
+		return []string{}
+	}
+	return r
+}
+
+// allowed reports whether principal matches one of the patterns: "*" is
+// any non-empty principal, a pattern ending in "*" a prefix
+// ("spiffe://example.org/ns/shop/*"), anything else the exact principal.
+func allowed(patterns []string, principal string) bool {
+	if principal == "" {
+		return false
+	}
+	for _, p := range patterns {
+		switch {
+		case p == "*" || p == principal:
+			return true
+		case strings.HasSuffix(p, "*") && strings.HasPrefix(principal, p[:len(p)-1]):
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,128 @@
+package rt
+
+import (
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/yrpc/yrpc/rt/wire"
+)
+
+// ALPN is the protocol name yrpc negotiates in the TLS handshake.
+const ALPN = "yrpc"
+
+// WithTLS makes connections use TLS with cfg (standard library only).
+//
+// On a server, cfg holds its certificate (Certificates, or GetCertificate
+// to rotate certificates without a restart) and, for mutual TLS,
+// ClientAuth and ClientCAs. The server then refuses plaintext
+// connections: it answers a plaintext preface with an error frame naming
+// TLS (see WithPlaintextAllowed for a migration), and registers that it
+// requires TLS, so that clients without TLS fail locally with an error
+// naming the provider instead of connecting.
+//
+// On a client, cfg holds the roots that verify servers (RootCAs; nil: the
+// system's) and, for mutual TLS, its certificate (Certificates or
+// GetClientCertificate). ServerName defaults to the host of each
+// provider's address. A client with TLS never sends a call in plaintext.
+//
+// Both sides default to TLS 1.3 (set MinVersion to tls.VersionTLS12 to
+// allow 1.2) and negotiate the ALPN protocol "yrpc". cfg is cloned; change
+// certificates through its callbacks, not by mutating it.
+func WithTLS(cfg *tls.Config) Option {
+	return sharedOption(func(s *sharedConfig) { s.tls = prepareTLS(cfg) })
+}
+
+// prepareTLS clones cfg with yrpc's ALPN and TLS 1.3 unless it says
+// otherwise; nil stays nil.
+func prepareTLS(cfg *tls.Config) *tls.Config {
+	if cfg == nil {
+		return nil
+	}
+	c := cfg.Clone()
+	if c.MinVersion == 0 {
+		c.MinVersion = tls.VersionTLS13
+	}
+	if len(c.NextProtos) == 0 {
+		c.NextProtos = []string{ALPN}
+	}
+	return c
+}
+
+// WithPlaintextAllowed lets a server with WithTLS accept plaintext
+// connections too, for a migration: the first bytes tell a TLS
+// ClientHello from yrpc's preface. It does not register the server as
+// requiring TLS. Default: false (plaintext refused).
+func WithPlaintextAllowed(allow bool) ServerOption {
+	return serverOption(func(c *serverConfig) { c.plaintextOK = allow })
+}
+
+// tlsRecordHandshake is the first byte of a TLS ClientHello.
+const tlsRecordHandshake = 0x16
+
+// errPlaintextRefused is sent to plaintext clients of a TLS-only server.
+var errPlaintextRefused = &Error{Code: Unavailable, Message: "this server requires TLS: configure the client with rt.WithTLS"}
+
+// accept turns a new connection into the one yrpc frames travel on: it
+// tells TLS from plaintext by the first byte and runs the TLS handshake,
+// within the preface deadline set on raw. It returns the connection and
+// its TLS state (nil for plaintext), or an error after which the caller
+// closes raw.
+func (c *serverConn) accept(raw net.Conn) (net.Conn, *tls.ConnectionState, error) {
+	o := &c.srv.o
+	if o.tls == nil {
+		return raw, nil, nil
+	}
+	var first [1]byte
+	if _, err := io.ReadFull(raw, first[:]); err != nil {
+		return nil, nil, err
+	}
+	pc := &prefixConn{Conn: raw, prefix: first[:]}
+	if first[0] != tlsRecordHandshake {
+		if o.plaintextOK {
+			return pc, nil, nil
+		}
+		c.refusePlaintext(pc)
+		return nil, nil, fmt.Errorf("rt: plaintext connection from %s refused: this server requires TLS", raw.RemoteAddr())
+	}
+	tc := tls.Server(pc, o.tls)
+	if err := tc.Handshake(); err != nil {
+		return nil, nil, fmt.Errorf("rt: TLS handshake with %s: %w", raw.RemoteAddr(), err)
+	}
+	st := tc.ConnectionState()
+	if p := st.NegotiatedProtocol; p != "" && p != ALPN {
+		return nil, nil, fmt.Errorf("rt: TLS client %s negotiated protocol %q, not %q", raw.RemoteAddr(), p, ALPN)
+	}
+	return tc, &st, nil
+}
+
+// refusePlaintext answers a yrpc client that came without TLS: our
+// preface, then a GoAway frame whose reason names TLS, so that the client
+// fails with that reason instead of a bare closed connection. Anything
+// that is not a yrpc preface is just closed.
+func (c *serverConn) refusePlaintext(nc net.Conn) {
+	if _, err := wire.ReadPreface(nc); err != nil {
+		return
+	}
+	b := wire.AppendPreface(nil, c.srv.o.localPreface())
+	b = wire.AppendFrame(b, &wire.Header{Type: wire.TypeGoAway, Status: uint8(errPlaintextRefused.Code)}, nil, []byte(errPlaintextRefused.Message))
+	_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = nc.Write(b)
+}
+
+// prefixConn is a connection whose first bytes were read already.
+type prefixConn struct {
+	net.Conn
+	prefix []byte
+}
+
+func (p *prefixConn) Read(b []byte) (int, error) {
+	if len(p.prefix) > 0 {
+		n := copy(b, p.prefix)
+		p.prefix = p.prefix[n:]
+		return n, nil
+	}
+	return p.Conn.Read(b)
+}
