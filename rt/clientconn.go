@@ -87,7 +87,7 @@ func dialConn(ctx context.Context, addr string, o *options) (*clientConn, error)
 		max:     peer.MaxFrameSize,
 		pending: make(map[uint32]*callState),
 		done:    make(chan struct{}),
-		r:       wire.NewReader(nc, wire.ReaderOptions{MaxFrameSize: o.maxFrame}),
+		r:       wire.NewReader(nc, wire.ReaderOptions{MaxFrameSize: o.maxFrame, Features: mine.Negotiate(peer)}),
 		wake:    make(chan struct{}, 1),
 		peek:    newPeeker(nc),
 	}

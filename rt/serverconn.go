@@ -66,7 +66,11 @@ func (c *serverConn) serve() {
 		return
 	}
 	go c.w.loop()
-	c.r = wire.NewReader(c.nc, wire.ReaderOptions{MaxFrameSize: c.srv.o.maxFrame})
+	var negotiated wire.Features // the peer may send compressed bodies only if lz4 was negotiated
+	if c.comp {
+		negotiated = wire.FeatureLZ4
+	}
+	c.r = wire.NewReader(c.nc, wire.ReaderOptions{MaxFrameSize: c.srv.o.maxFrame, Features: negotiated})
 	c.run()
 }
 

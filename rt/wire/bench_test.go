@@ -100,7 +100,7 @@ func BenchmarkDecompress4K(b *testing.B) {
 			for range 100 {
 				stream = comp.AppendFrame(stream, &h, nil, c.body, 0)
 			}
-			r := NewReader(&loopReader{data: stream}, ReaderOptions{})
+			r := NewReader(&loopReader{data: stream}, ReaderOptions{Features: FeatureLZ4})
 			b.SetBytes(int64(len(c.body)))
 			b.ReportAllocs()
 			for b.Loop() {

@@ -23,7 +23,7 @@ func FuzzReader(f *testing.F) {
 	f.Add(rawFrame(TypeRequest, FlagDeadline|FlagMetadata, 1, 0x80, 0x01, 2, 0, 0))
 	f.Add(append(AppendPreface(nil, Preface{}), stream[:40]...))
 
-	opts := ReaderOptions{MaxFrameSize: 1 << 16, MaxMetadataSize: 1 << 10, BufferSize: 64}
+	opts := ReaderOptions{MaxFrameSize: 1 << 16, MaxMetadataSize: 1 << 10, BufferSize: 64, BatchSize: 256, Features: allFeatures}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := NewReader(bytes.NewReader(data), opts)
 		for {
@@ -45,7 +45,7 @@ func FuzzReader(f *testing.F) {
 				AppendFrame(nil, &h, md, fr.Body),
 				comp.AppendFrame(nil, &h, md, fr.Body, 1),
 			} {
-				got, err := readAll(t, bytes.NewReader(enc), ReaderOptions{MaxFrameSize: 2 << 20})
+				got, err := readAll(t, bytes.NewReader(enc), ReaderOptions{MaxFrameSize: 2 << 20, Features: allFeatures})
 				if err != nil {
 					t.Fatalf("re-encoded frame does not decode: %v", err)
 				}
@@ -69,7 +69,7 @@ func FuzzEncode(f *testing.F) {
 	f.Add(uint8(TypeGoAway), uint8(0), uint32(9), uint32(0), int64(1<<63-1), "a", "b", incompressible(2000), true)
 	var comp Compressor
 	f.Fuzz(func(t *testing.T, typ, status uint8, id, method uint32, timeout int64, k, v string, body []byte, compress bool) {
-		h := Header{Type: Type(typ%uint8(maxType)) + 1, Status: status, ID: id, Method: method, Timeout: time.Duration(timeout)}
+		h := Header{Type: Type(typ%uint8(lastUnaryType)) + 1, Status: status, ID: id, Method: method, Timeout: time.Duration(timeout)}
 		var md []string
 		if k != "" || v != "" {
 			md = []string{k, v}
@@ -83,7 +83,7 @@ func FuzzEncode(f *testing.F) {
 				t.Fatalf("frame is %d bytes, FrameSize says %d", len(b), FrameSize(&h, md, len(body)))
 			}
 		}
-		got, err := readAll(t, bytes.NewReader(b), ReaderOptions{MaxFrameSize: 1 << 30, MaxMetadataSize: 1 << 30})
+		got, err := readAll(t, bytes.NewReader(b), ReaderOptions{MaxFrameSize: 1 << 30, MaxMetadataSize: 1 << 30, Features: FeatureLZ4})
 		if err != nil || len(got) != 1 {
 			t.Fatalf("decoded %d frames, error %v", len(got), err)
 		}
