@@ -39,7 +39,9 @@ func streamCases() []streamCase {
 		},
 		{
 			name: "message",
-			enc:  func(b []byte) []byte { return AppendFrame(b, &Header{Type: TypeStreamMessage, ID: 3}, nil, []byte{0x0a, 0x03, 'A', 'd', 'a'}) },
+			enc: func(b []byte) []byte {
+				return AppendFrame(b, &Header{Type: TypeStreamMessage, ID: 3}, nil, []byte{0x0a, 0x03, 'A', 'd', 'a'})
+			},
 			want: decoded{Header: Header{Type: TypeStreamMessage, ID: 3}, Body: []byte{0x0a, 0x03, 'A', 'd', 'a'}},
 			hex:  "79 01 0a 00 00 03000000 00000000 05000000 0a03416461",
 		},
@@ -50,7 +52,9 @@ func streamCases() []streamCase {
 		},
 		{
 			name: "message compressed",
-			enc:  func(b []byte) []byte { return comp.AppendFrame(b, &Header{Type: TypeStreamMessage, ID: 9}, nil, big, 0) },
+			enc: func(b []byte) []byte {
+				return comp.AppendFrame(b, &Header{Type: TypeStreamMessage, ID: 9}, nil, big, 0)
+			},
 			want: decoded{Header: Header{Type: TypeStreamMessage, Flags: FlagCompressed, ID: 9}, Body: big},
 		},
 		{
