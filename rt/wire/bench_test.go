@@ -152,8 +152,8 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 // BenchmarkReaderSocket reads frames from a source that hands out batches
 // of whole frames, as a loaded connection does: "batch=N" sends N requests
 // of 600-byte bodies per read (the Reader drains after each batch),
-// "large" sends 256 KiB responses in 64 KiB reads. SetBytes counts frame
-// bytes.
+// "large" sends 256 KiB responses in 64 KiB reads (",pool" with a
+// BufferPool). SetBytes counts frame bytes.
 func BenchmarkReaderSocket(b *testing.B) {
 	small := Header{Type: TypeRequest, ID: 1, Method: 0x98f998eb, Timeout: 250 * time.Millisecond}
 	one := AppendFrame(nil, &small, benchMD, incompressible(600))
@@ -163,11 +163,13 @@ func BenchmarkReaderSocket(b *testing.B) {
 		frame []byte
 		batch int // frames per chunk
 		chunk int // bytes per read; 0: a batch
+		pool  *BufferPool
 	}{
-		{"batch=1", one, 1, 0},
-		{"batch=8", one, 8, 0},
-		{"batch=64", one, 64, 0},
-		{"large", large, 1, 64 << 10},
+		{"batch=1", one, 1, 0, nil},
+		{"batch=8", one, 8, 0, nil},
+		{"batch=64", one, 64, 0, nil},
+		{"large", large, 1, 64 << 10, nil},
+		{"large,pool", large, 1, 64 << 10, new(BufferPool)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			data := bytes.Repeat(c.frame, c.batch)
@@ -175,7 +177,7 @@ func BenchmarkReaderSocket(b *testing.B) {
 			if chunk == 0 {
 				chunk = len(data)
 			}
-			r := NewReader(&chunkReader{data: data, chunk: chunk}, ReaderOptions{})
+			r := NewReader(&chunkReader{data: data, chunk: chunk}, ReaderOptions{Pool: c.pool})
 			b.SetBytes(int64(len(c.frame)))
 			b.ReportAllocs()
 			for b.Loop() {

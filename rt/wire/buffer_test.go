@@ -268,3 +268,31 @@ func TestBufferPool(t *testing.T) {
 		t.Errorf("pool handed out a foreign buffer of %d", cap(*b))
 	}
 }
+
+// A read timeout in the middle of a large frame keeps the frame's buffer:
+// only a returned frame gives its buffers back.
+func TestReaderKeepsLoanOverTimeouts(t *testing.T) {
+	body := incompressible(1 << 20)
+	frame := AppendFrame(nil, &Header{Type: TypeResponse, ID: 1}, nil, body)
+	r := NewReader(&timeoutReader{b: frame, step: 4096}, ReaderOptions{})
+	var loan *[]byte
+	for range 10000 {
+		f, err := r.Next()
+		if err == nil {
+			if !bytes.Equal(f.Body, body) {
+				t.Fatal("body corrupted")
+			}
+			return
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatal(err)
+		}
+		if loan != nil && r.loan != loan && cap(*r.loan) <= cap(*loan) {
+			t.Fatalf("a timeout swapped the frame's buffer of %d bytes for one of %d", cap(*loan), cap(*r.loan))
+		}
+		if r.loan != nil {
+			loan = r.loan
+		}
+	}
+	t.Fatal("no frame")
+}

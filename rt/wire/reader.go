@@ -78,6 +78,7 @@ type Reader struct {
 	buf      []byte // read into; own or *loan
 	r, w     int    // unread bytes are buf[r:w]
 	full     bool   // the last read filled buf
+	returned bool   // Next returned a frame and has not been called since
 	own      []byte // the buffer kept between frames
 	loan     *[]byte
 	scratch  []byte  // decompressed bodies up to batch bytes; kept
@@ -181,6 +182,7 @@ func (r *Reader) Next() (*Frame, error) {
 	if err := r.decode(h, payload); err != nil {
 		return nil, r.fail(err)
 	}
+	r.returned = true
 	return &r.frame, nil
 }
 
@@ -193,12 +195,17 @@ func (r *Reader) fail(err error) error {
 	return err
 }
 
-// settle runs between frames, once the last frame is no longer in use: it
-// gives back the buffers only that frame needed.
+// settle runs at the start of Next, once the last frame is no longer in
+// use: it gives back the buffers only that frame needed (not those of a
+// frame still arriving, as after a read timeout).
 func (r *Reader) settle() {
 	if r.r == r.w {
 		r.r, r.w = 0, 0
 	}
+	if !r.returned {
+		return
+	}
+	r.returned = false
 	r.returnScratch()
 	if r.loan != nil && r.w-r.r <= len(r.own) {
 		r.w = copy(r.own, r.buf[r.r:r.w])
