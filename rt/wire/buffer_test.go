@@ -234,16 +234,7 @@ func TestReaderPoolAllocs(t *testing.T) {
 	stream = comp.AppendFrame(stream, &Header{Type: TypeResponse, ID: 2}, nil, compressible(200<<10), 0)
 	stream = AppendFrame(stream, &Header{Type: TypeResponse, ID: 3}, nil, incompressible(10))
 	r := NewReader(&chunkReader{data: stream, chunk: 64 << 10}, ReaderOptions{Pool: new(BufferPool), Features: FeatureLZ4})
-	for range 30 {
-		if _, err := r.Next(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := testing.AllocsPerRun(300, func() {
-		if _, err := r.Next(); err != nil {
-			t.Fatal(err)
-		}
-	}); n != 0 {
+	if n := nextAllocs(t, r, 30, 300); n != 0 {
 		t.Errorf("Reader.Next with a pool and large frames: %v allocs per frame, want 0", n)
 	}
 }

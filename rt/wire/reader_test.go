@@ -262,6 +262,21 @@ func (l *loopReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// nextAllocs returns the allocations per Next of r after warm frames (so
+// that its buffers reach their steady size), averaged over runs frames.
+func nextAllocs(t *testing.T, r *Reader, warm, runs int) float64 {
+	t.Helper()
+	next := func() {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range warm {
+		next()
+	}
+	return testing.AllocsPerRun(runs, next)
+}
+
 func TestAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocation counts")
@@ -275,16 +290,7 @@ func TestAllocs(t *testing.T) {
 		stream = comp.AppendFrame(stream, &h, nil, compressible(2000+i), 0)
 	}
 	r := NewReader(&loopReader{data: stream}, ReaderOptions{Features: FeatureLZ4})
-	for range 200 { // warm up: buffers reach their steady size
-		if _, err := r.Next(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := testing.AllocsPerRun(1000, func() {
-		if _, err := r.Next(); err != nil {
-			t.Fatal(err)
-		}
-	}); n != 0 {
+	if n := nextAllocs(t, r, 200, 1000); n != 0 {
 		t.Errorf("Reader.Next: %v allocs per frame, want 0", n)
 	}
 

@@ -213,16 +213,7 @@ func TestStreamAllocs(t *testing.T) {
 		stream = append(stream, buf...)
 	}
 	r := NewReader(&loopReader{data: stream}, ReaderOptions{Features: allFeatures})
-	for range 20 {
-		if _, err := r.Next(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := testing.AllocsPerRun(600, func() {
-		if _, err := r.Next(); err != nil {
-			t.Fatal(err)
-		}
-	}); n != 0 {
+	if n := nextAllocs(t, r, 20, 600); n != 0 {
 		t.Errorf("Reader.Next of stream frames: %v allocs, want 0", n)
 	}
 }
