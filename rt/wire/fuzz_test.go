@@ -33,7 +33,7 @@ func FuzzReader(f *testing.F) {
 	f.Add(rawFrame(TypeRequest, FlagDeadline|FlagMetadata, 1, 0x80, 0x01, 2, 0, 0))
 	f.Add(append(AppendPreface(nil, Preface{}), stream[:40]...))
 
-	opts := ReaderOptions{MaxFrameSize: 1 << 16, MaxMetadataSize: 1 << 10, BufferSize: 64, BatchSize: 256, Features: allFeatures}
+	opts := ReaderOptions{MaxFrameSize: 1 << 16, MaxMetadataSize: 1 << 10, BufferSize: 64, BatchSize: 256, Features: allFeatures, Pool: new(BufferPool)}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := NewReader(bytes.NewReader(data), opts)
 		for {
