@@ -20,6 +20,9 @@ func (r *Reader) held() int {
 	if r.sLoan != nil {
 		n += cap(*r.sLoan)
 	}
+	if r.spare != nil {
+		n += cap(*r.spare)
+	}
 	return n
 }
 
@@ -113,33 +116,45 @@ func TestReaderHugeClaim(t *testing.T) {
 	}
 }
 
-// The buffers only a large frame needed are given back once the frame
-// has been returned: to the pool, or dropped.
+// With a pool, the buffers only a large frame needed go back to it once
+// the frame has been returned; without one, the Reader keeps them for the
+// next large frame until Release.
 func TestReaderGivesBack(t *testing.T) {
-	big := incompressible(300 << 10)
 	var stream []byte
-	stream = AppendFrame(stream, &Header{Type: TypeResponse, ID: 1}, nil, big)
+	stream = AppendFrame(stream, &Header{Type: TypeResponse, ID: 1}, nil, incompressible(300<<10))
 	stream = AppendFrame(stream, &Header{Type: TypePing, ID: 2}, nil, nil)
 	var comp Compressor
 	stream = comp.AppendFrame(stream, &Header{Type: TypeResponse, ID: 3}, nil, compressible(200<<10), 0)
 	stream = AppendFrame(stream, &Header{Type: TypePing, ID: 4}, nil, nil)
 	for _, pool := range []*BufferPool{nil, new(BufferPool)} {
-		r := NewReader(&chunkReader{data: stream, chunk: 64 << 10}, ReaderOptions{Pool: pool, Features: FeatureLZ4})
+		src := io.LimitReader(&chunkReader{data: stream, chunk: 64 << 10}, int64(len(stream)))
+		r := NewReader(src, ReaderOptions{Pool: pool, Features: FeatureLZ4})
 		for id := uint32(1); id <= 4; id++ {
 			f, err := r.Next()
 			if err != nil || f.ID != id {
 				t.Fatalf("frame %d: %v, %v", id, f, err)
 			}
-			switch id {
-			case 1, 3:
-				if r.loan == nil && r.sLoan == nil {
-					t.Errorf("frame %d: no loan for a %d-byte body", id, len(f.Body))
-				}
-			case 2, 4:
-				if r.loan != nil || r.sLoan != nil || r.held() > 2*DefaultBatchSize {
-					t.Errorf("frame %d: still holds %d bytes (loans %v %v) after the large frame", id, r.held(), r.loan != nil, r.sLoan != nil)
+			if id == 1 && r.loan == nil {
+				t.Errorf("frame 1: no loan for a %d-byte body", len(f.Body))
+			}
+			if id == 3 && pool != nil && r.sLoan == nil {
+				t.Errorf("frame 3: no loan for a %d-byte decompressed body", len(f.Body))
+			}
+			if id == 2 || id == 4 {
+				kept := r.spare != nil && cap(*r.spare) >= 300<<10 && (id == 2 || cap(r.scratch) >= 200<<10)
+				switch {
+				case r.loan != nil || r.sLoan != nil:
+					t.Errorf("pool %t, frame %d: loans still out", pool != nil, id)
+				case pool != nil && r.held() > 2*DefaultBatchSize:
+					t.Errorf("pool, frame %d: holds %d bytes after the large frame", id, r.held())
+				case pool == nil && !kept:
+					t.Errorf("no pool, frame %d: did not keep the large buffers (holds %d)", id, r.held())
 				}
 			}
+		}
+		r.Release()
+		if r.held() != DefaultBufferSize {
+			t.Errorf("pool %t: after Release holds %d bytes", pool != nil, r.held())
 		}
 	}
 }
@@ -222,9 +237,9 @@ func TestReaderIdleCost(t *testing.T) {
 	}
 }
 
-// With a pool, a connection reading large frames allocates nothing in
-// steady state.
-func TestReaderPoolAllocs(t *testing.T) {
+// A connection reading large frames allocates nothing in steady state,
+// with a pool and without.
+func TestReaderLargeAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocation counts")
 	}
@@ -233,9 +248,11 @@ func TestReaderPoolAllocs(t *testing.T) {
 	stream = AppendFrame(stream, &Header{Type: TypeResponse, ID: 1}, nil, incompressible(256<<10))
 	stream = comp.AppendFrame(stream, &Header{Type: TypeResponse, ID: 2}, nil, compressible(200<<10), 0)
 	stream = AppendFrame(stream, &Header{Type: TypeResponse, ID: 3}, nil, incompressible(10))
-	r := NewReader(&chunkReader{data: stream, chunk: 64 << 10}, ReaderOptions{Pool: new(BufferPool), Features: FeatureLZ4})
-	if n := nextAllocs(t, r, 30, 300); n != 0 {
-		t.Errorf("Reader.Next with a pool and large frames: %v allocs per frame, want 0", n)
+	for _, pool := range []*BufferPool{nil, new(BufferPool)} {
+		r := NewReader(&chunkReader{data: stream, chunk: 64 << 10}, ReaderOptions{Pool: pool, Features: FeatureLZ4})
+		if n := nextAllocs(t, r, 30, 300); n != 0 {
+			t.Errorf("Reader.Next of large frames, pool %t: %v allocs per frame, want 0", pool != nil, n)
+		}
 	}
 }
 

@@ -242,7 +242,8 @@
 // The Reader's memory follows the bytes received, never the sizes a peer
 // claims: a 4 KiB buffer to start with ([DefaultBufferSize]), doubling up
 // to 64 KiB ([DefaultBatchSize]) while reads fill it; a larger frame is
-// read into a buffer that doubles only when the bytes received fill it,
-// lent by a [BufferPool] and given back once the frame has been returned.
+// read into a buffer that doubles only when the bytes received fill it.
+// That buffer is lent by a [BufferPool] and given back once the frame has
+// been returned, or, with no pool, kept for the next large frame.
 // [Reader.Release] shrinks an idle Reader back to its first buffer.
 package wire

@@ -27,7 +27,8 @@ type ReaderOptions struct {
 	// reads fill it, and which it keeps until Release; 0 means
 	// DefaultBatchSize (64 KiB). A frame larger than that is read into a
 	// buffer that grows with the bytes received (doubling, never past the
-	// frame's size) and is given back once the frame has been returned.
+	// frame's size) and that the Reader no longer needs once the frame
+	// has been returned.
 	BatchSize int
 	// Features are the features negotiated with the peer (Peer.Features):
 	// with FeatureLZ4 the peer may send compressed bodies, with
@@ -35,10 +36,13 @@ type ReaderOptions struct {
 	// *FrameError wrapping ErrMalformed.
 	Features Features
 	// Pool, if not nil, lends the buffers larger than BatchSize (for large
-	// frames and large decompressed bodies) and takes them back, so that
-	// a connection that reads large frames allocates nothing in steady
-	// state. With no pool they come from the heap and are dropped after
-	// use. Share one pool between a side's connections.
+	// frames and large decompressed bodies), and the Reader gives each
+	// back as soon as the frame that needed it has been returned: an idle
+	// Reader then holds at most BatchSize. Share one pool between a side's
+	// connections. With no pool the Reader keeps the largest such buffer
+	// (and its decompression buffer) for the next large frame until
+	// Release. Either way a connection reading large frames allocates
+	// nothing in steady state.
 	Pool *BufferPool
 }
 
@@ -67,9 +71,10 @@ const maxEmptyReads = 100
 // starts with a buffer of BufferSize, which doubles up to BatchSize while
 // reads fill it; a larger frame is read into a buffer that doubles only
 // when the bytes already received fill it (so a peer that claims a large
-// frame and stalls makes it hold at most twice what it sent), taken from
-// the Pool if there is one and given back once the frame has been
-// returned. Release gives back the rest when the connection goes idle.
+// frame and stalls makes it allocate at most twice what it sent). With a
+// Pool that buffer is borrowed and given back once the frame has been
+// returned; without one the Reader keeps it for the next large frame.
+// Release gives back all but BufferSize when the connection goes idle.
 //
 // The zero value is not usable; make one with NewReader. A Reader is not
 // safe for concurrent use.
@@ -80,9 +85,10 @@ type Reader struct {
 	full     bool   // the last read filled buf
 	returned bool   // Next returned a frame and has not been called since
 	own      []byte // the buffer kept between frames
-	loan     *[]byte
-	scratch  []byte  // decompressed bodies up to batch bytes; kept
-	sLoan    *[]byte // a larger decompressed body
+	loan     *[]byte // buf when it is larger than own
+	spare    *[]byte // with no pool: the largest loan given back, for the next
+	scratch  []byte  // decompressed bodies (with a pool: up to batch bytes)
+	sLoan    *[]byte // with a pool: a larger decompressed body
 	pool     *BufferPool
 	size     int // BufferSize
 	batch    int // BatchSize
@@ -129,23 +135,27 @@ func NewReader(src io.Reader, opts ReaderOptions) *Reader {
 func (r *Reader) Buffered() int { return r.w - r.r }
 
 // Release gives back the memory the Reader holds beyond a buffer of
-// BufferSize: call it when the connection goes idle (Buffered() == 0, no
-// frame for a while). It does nothing while more than BufferSize bytes are
-// buffered. The last frame returned is invalid afterwards.
+// BufferSize (the batch buffer, and without a Pool the buffers kept for
+// large frames and bodies): call it when the connection goes idle
+// (Buffered() == 0, no frame for a while). It does nothing while more than
+// BufferSize bytes are buffered. The last frame returned is invalid
+// afterwards.
 func (r *Reader) Release() {
 	unread := r.w - r.r
 	if unread > r.size {
 		return
 	}
 	r.returnScratch()
-	r.scratch = nil
+	r.scratch, r.spare = nil, nil
 	if r.loan == nil && len(r.own) == r.size {
 		return
 	}
 	own := make([]byte, r.size)
 	r.w = copy(own, r.buf[r.r:r.w])
 	r.r = 0
-	r.pool.put(r.loan)
+	if r.pool != nil {
+		r.pool.put(r.loan)
+	}
 	r.loan, r.own, r.buf, r.full = nil, own, own, false
 }
 
@@ -210,8 +220,35 @@ func (r *Reader) settle() {
 	if r.loan != nil && r.w-r.r <= len(r.own) {
 		r.w = copy(r.own, r.buf[r.r:r.w])
 		r.r = 0
-		r.pool.put(r.loan)
+		r.giveBack(r.loan)
 		r.loan, r.buf, r.full = nil, r.own, false
+	}
+}
+
+// borrow returns a buffer of at least n bytes (its length its capacity)
+// for a frame larger than own: from the pool, else the spare if it is
+// large enough, else the heap.
+func (r *Reader) borrow(n int) *[]byte {
+	if r.pool != nil {
+		return r.pool.get(n)
+	}
+	if s := r.spare; s != nil && len(*s) >= n {
+		r.spare = nil
+		return s
+	}
+	b := make([]byte, n)
+	return &b
+}
+
+// giveBack takes a buffer from borrow back: to the pool, else as the spare
+// if it is the largest.
+func (r *Reader) giveBack(b *[]byte) {
+	switch {
+	case b == nil:
+	case r.pool != nil:
+		r.pool.put(b)
+	case r.spare == nil || len(*b) > len(*r.spare):
+		r.spare = b
 	}
 }
 
@@ -260,7 +297,9 @@ func (r *Reader) fill(need int) error {
 // starts at r.r and does not fit. It moves the unread bytes to the front,
 // and grows buf only as the bytes received justify: twofold when they fill
 // it (the frame's bytes, or a read that filled the whole buffer), so the
-// buffer is never more than twice what arrived.
+// buffer is never more than twice what arrived. (With no pool, a spare
+// buffer kept from an earlier frame, memory already held, may serve at
+// once.)
 func (r *Reader) makeRoom(need int) {
 	size, unread := len(r.buf), r.w-r.r
 	grow := 0
@@ -277,14 +316,14 @@ func (r *Reader) makeRoom(need int) {
 		nb = make([]byte, min(2*size, r.batch))
 		r.own = nb
 	default:
-		r.loan = r.pool.get(grow)
+		r.loan = r.borrow(grow)
 		nb = *r.loan
 	}
 	r.w = copy(nb, r.buf[r.r:r.w])
 	r.r = 0
 	r.buf = nb
-	if r.loan != old {
-		r.pool.put(old)
+	if r.loan != old && r.pool != nil {
+		r.pool.put(old) // with no pool it is dropped: the new loan is larger
 	}
 }
 
@@ -465,15 +504,15 @@ func (r *Reader) decompress(p []byte) error {
 	return nil
 }
 
-// scratchFor returns n bytes to decompress into: the kept scratch buffer,
-// grown up to BatchSize, or a loan for a larger body.
+// scratchFor returns n bytes to decompress into: with a pool, a loan for a
+// body larger than BatchSize; else the kept scratch buffer, grown to fit.
 func (r *Reader) scratchFor(n int) []byte {
-	if n > r.batch {
+	if n > r.batch && r.pool != nil {
 		r.sLoan = r.pool.get(n)
 		return (*r.sLoan)[:n]
 	}
 	if n > len(r.scratch) {
-		r.scratch = make([]byte, min(max(n, 2*len(r.scratch)), r.batch))
+		r.scratch = make([]byte, max(n, min(2*len(r.scratch), r.batch)))
 	}
 	return r.scratch[:n]
 }
