@@ -80,11 +80,11 @@ const maxEmptyReads = 100
 // safe for concurrent use.
 type Reader struct {
 	src      io.Reader
-	buf      []byte // read into; own or *loan
-	r, w     int    // unread bytes are buf[r:w]
-	full     bool   // the last read filled buf
-	returned bool   // Next returned a frame and has not been called since
-	own      []byte // the buffer kept between frames
+	buf      []byte  // read into; own or *loan
+	r, w     int     // unread bytes are buf[r:w]
+	full     bool    // the last read filled buf
+	returned bool    // Next returned a frame and has not been called since
+	own      []byte  // the buffer kept between frames
 	loan     *[]byte // buf when it is larger than own
 	spare    *[]byte // with no pool: the largest loan given back, for the next
 	scratch  []byte  // decompressed bodies (with a pool: up to batch bytes)
