@@ -6,8 +6,9 @@ import (
 	"io"
 )
 
-// Peer is what a handshake learned about the other side. It is plain
-// data.
+// Peer is what a handshake learned about the other side. It is plain data,
+// safe to copy and to share read-only; the zero value is a peer that
+// announced nothing.
 type Peer struct {
 	// Preface is the peer's preface as it was sent.
 	Preface Preface
