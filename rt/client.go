@@ -62,8 +62,9 @@ func NewClient(opts ...ClientOption) (*Client, error) {
 	}
 	c.cc = conn.Config{
 		Dial:         c.o.dialer,
-		Preface:      c.o.localPreface(),
-		MaxFrame:     c.o.maxFrame,
+		Features:     c.o.features(),
+		Settings:     c.o.settings(0),
+		Reader:       c.o.readerOptions(0),
 		Compress:     c.o.compress,
 		Compressors:  c.o.compressors,
 		SpinWait:     c.o.spinWait,

@@ -87,6 +87,7 @@ type sharedConfig struct {
 	compressors *sync.Pool       // of *wire.Compressor, shared by the side's connections
 	spinGate    *sock.SpinGate   // the side's pollers
 	buffers     *sock.BufferPool // write buffers of the side's connections
+	readBuffers *wire.BufferPool // large read buffers of the side's connections
 }
 
 func defaultShared() sharedConfig {
@@ -112,15 +113,28 @@ func (s *sharedConfig) finish() {
 	s.compressors = &sync.Pool{New: func() any { return new(wire.Compressor) }}
 	s.spinGate = sock.NewSpinGate()
 	s.buffers = new(sock.BufferPool)
+	s.readBuffers = new(wire.BufferPool)
 }
 
-// localPreface is the preface this side announces.
-func (s *sharedConfig) localPreface() wire.Preface {
-	p := wire.Preface{Version: wire.Version, MaxFrameSize: uint32(s.maxFrame)}
+// features are the optional protocol features this side announces.
+func (s *sharedConfig) features() wire.Features {
+	var f wire.Features
 	if s.compress > 0 {
-		p.Features |= wire.FeatureLZ4
+		f |= wire.FeatureLZ4
 	}
-	return p
+	return f
+}
+
+// settings are the limits this side announces; maxCalls is the server's
+// calls per connection (0: none announced).
+func (s *sharedConfig) settings(maxCalls uint32) wire.Settings {
+	return wire.Settings{MaxFrameSize: uint32(s.maxFrame), MaxMetadataSize: uint32(s.maxMD), MaxConcurrentCalls: maxCalls}
+}
+
+// readerOptions configure the reader of a connection whose handshake
+// negotiated features.
+func (s *sharedConfig) readerOptions(features wire.Features) wire.ReaderOptions {
+	return wire.ReaderOptions{MaxFrameSize: s.maxFrame, MaxMetadataSize: s.maxMD, Features: features, Pool: s.readBuffers}
 }
 
 // WithLogger sets the structured logger. Default: discard.

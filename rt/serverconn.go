@@ -78,32 +78,30 @@ func (c *serverConn) serve() {
 	c.mu.Lock()
 	c.w = w
 	c.mu.Unlock()
-	if err := c.handshake(); err != nil {
+	peer, err := c.handshake()
+	if err != nil {
 		c.close(err)
 		return
 	}
 	go c.w.Loop()
-	c.r = wire.NewReader(c.nc, wire.ReaderOptions{MaxFrameSize: c.srv.o.maxFrame, MaxMetadataSize: c.srv.o.maxMD})
+	c.r = wire.NewReader(c.nc, o.readerOptions(peer.Features))
 	c.run()
 }
 
-// handshake exchanges prefaces, within Limits.PrefaceTimeout, and leaves
-// the read deadline of the first frame (Limits.FirstFrameTimeout; readLoop
-// clears it once the frame is in).
-func (c *serverConn) handshake() error {
-	l := &c.srv.o.limits
-	peer, err := wire.ReadPreface(c.nc)
+// handshake exchanges prefaces and settings (within the deadline serve
+// set, Limits.PrefaceTimeout), and leaves the read deadline of the first
+// frame (Limits.FirstFrameTimeout; readLoop clears it once the frame is
+// in).
+func (c *serverConn) handshake() (wire.Peer, error) {
+	o := &c.srv.o
+	peer, err := wire.ServerHandshake(c.nc, o.features(), o.settings(uint32(o.limits.MaxCallsPerConn)))
 	if err != nil {
-		c.srv.o.logger.Info("rt: bad connection preface", "peer", c.nc.RemoteAddr().String(), "err", err)
-		return err
+		o.logger.Info("rt: bad connection preface", "peer", c.raw.RemoteAddr().String(), "err", err)
+		return peer, err
 	}
-	mine := c.srv.o.localPreface()
-	c.comp = mine.Negotiate(peer).Has(wire.FeatureLZ4)
-	if _, err := c.nc.Write(wire.AppendPreface(nil, mine)); err != nil {
-		return err
-	}
+	c.comp = peer.Features.Has(wire.FeatureLZ4)
 	_ = c.raw.SetWriteDeadline(time.Time{})
-	return c.raw.SetReadDeadline(deadlineIn(l.FirstFrameTimeout))
+	return peer, c.raw.SetReadDeadline(deadlineIn(o.limits.FirstFrameTimeout))
 }
 
 // deadlineIn is the deadline d from now; zero (none) for d <= 0.

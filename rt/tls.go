@@ -106,7 +106,8 @@ func (c *serverConn) refusePlaintext(nc net.Conn) {
 	if _, err := wire.ReadPreface(nc); err != nil {
 		return
 	}
-	b := wire.AppendPreface(nil, c.srv.o.localPreface())
+	// A preface without FeatureSettings: the GoAway is the next frame.
+	b := wire.AppendPreface(nil, wire.Preface{MaxFrameSize: uint32(c.srv.o.maxFrame)})
 	b = wire.AppendFrame(b, &wire.Header{Type: wire.TypeGoAway, Status: uint8(errPlaintextRefused.Code)}, nil, []byte(errPlaintextRefused.Message))
 	_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
 	_, _ = nc.Write(b)

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 	"time"
@@ -99,7 +100,7 @@ func BenchmarkDecompress4K(b *testing.B) {
 			for range 100 {
 				stream = comp.AppendFrame(stream, &h, nil, c.body, 0)
 			}
-			r := NewReader(&loopReader{data: stream}, ReaderOptions{})
+			r := NewReader(&loopReader{data: stream}, ReaderOptions{Features: FeatureLZ4})
 			b.SetBytes(int64(len(c.body)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -121,5 +122,69 @@ func BenchmarkParseMetadata(b *testing.B) {
 		if dst, err = ParseMetadata(block, dst[:0]); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// chunkReader serves a stream forever in reads of at most chunk bytes that
+// end where a chunk ends, as a socket hands out what arrived: with chunks
+// that end on frame boundaries the Reader drains after each one.
+type chunkReader struct {
+	data  []byte
+	chunk int
+	off   int // in data
+	left  int // bytes left in the current chunk
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if c.left == 0 {
+		c.left = c.chunk
+	}
+	n := 0
+	for n < len(p) && c.left > 0 {
+		k := copy(p[n:min(len(p), n+c.left)], c.data[c.off:])
+		n += k
+		c.left -= k
+		c.off = (c.off + k) % len(c.data)
+	}
+	return n, nil
+}
+
+// BenchmarkReaderSocket reads frames from a source that hands out batches
+// of whole frames, as a loaded connection does: "batch=N" sends N requests
+// of 600-byte bodies per read (the Reader drains after each batch),
+// "large" sends 256 KiB responses in 64 KiB reads (",pool" with a
+// BufferPool). SetBytes counts frame bytes.
+func BenchmarkReaderSocket(b *testing.B) {
+	small := Header{Type: TypeRequest, ID: 1, Method: 0x98f998eb, Timeout: 250 * time.Millisecond}
+	one := AppendFrame(nil, &small, benchMD, incompressible(600))
+	large := AppendFrame(nil, &Header{Type: TypeResponse, ID: 1}, nil, incompressible(256<<10))
+	for _, c := range []struct {
+		name  string
+		frame []byte
+		batch int // frames per chunk
+		chunk int // bytes per read; 0: a batch
+		pool  *BufferPool
+	}{
+		{"batch=1", one, 1, 0, nil},
+		{"batch=8", one, 8, 0, nil},
+		{"batch=64", one, 64, 0, nil},
+		{"large", large, 1, 64 << 10, nil},
+		{"large,pool", large, 1, 64 << 10, new(BufferPool)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			data := bytes.Repeat(c.frame, c.batch)
+			chunk := c.chunk
+			if chunk == 0 {
+				chunk = len(data)
+			}
+			r := NewReader(&chunkReader{data: data, chunk: chunk}, ReaderOptions{Pool: c.pool})
+			b.SetBytes(int64(len(c.frame)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := r.Next(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -16,9 +16,13 @@ var (
 	// ErrMetadataTooLarge: a metadata block exceeds the reader's
 	// MaxMetadataSize.
 	ErrMetadataTooLarge = errors.New("wire: metadata too large")
-	// ErrMalformed: a frame or metadata block breaks the format (bad magic,
-	// type, flags or lengths, truncated varints, a corrupt lz4 block).
+	// ErrMalformed: a frame, metadata block or Settings frame breaks the
+	// format (bad magic, type, flags or lengths, truncated varints, a
+	// corrupt lz4 block, a frame of a feature that was not negotiated).
 	ErrMalformed = errors.New("wire: malformed frame")
+	// ErrFlowControl: the peer sent a stream message past its credit, or
+	// granted credit past MaxWindow.
+	ErrFlowControl = errors.New("wire: flow control violation")
 )
 
 // FrameError describes a preface or frame that cannot be accepted. Reason

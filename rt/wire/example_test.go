@@ -2,8 +2,11 @@ package wire_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/yrpc/yrpc/rt/wire"
@@ -53,7 +56,8 @@ func ExampleCompressor() {
 	frame := c.AppendFrame(nil, &h, nil, body, 0)
 	fmt.Println("frame smaller than body:", len(frame) < len(body))
 
-	f, err := wire.NewReader(bytes.NewReader(frame), wire.ReaderOptions{}).Next()
+	// The reader accepts compressed bodies only when lz4 was negotiated.
+	f, err := wire.NewReader(bytes.NewReader(frame), wire.ReaderOptions{Features: wire.FeatureLZ4}).Next()
 	if err != nil {
 		panic(err)
 	}
@@ -77,4 +81,37 @@ func ExampleReadPreface() {
 	_, err := wire.ReadPreface(bytes.NewReader([]byte("GET / HTTP/1.1\r\n\r\n")))
 	fmt.Println(err)
 	// Output: wire: bad preface magic "GET ", want "YRPC" (an HTTP client?)
+}
+
+// The handshake over an in-memory connection: each side learns the
+// features both support and the other's limits, and sizes its Reader and
+// its calls by them.
+func ExampleClientHandshake() {
+	client, server := net.Pipe()
+	defer client.Close()
+	defer server.Close()
+	go func() {
+		peer, err := wire.ServerHandshake(server, wire.FeatureLZ4|wire.FeatureStreams,
+			wire.Settings{MaxMetadataSize: 8 << 10, MaxConcurrentCalls: 1000})
+		if err != nil {
+			panic(err)
+		}
+		_ = wire.NewReader(server, wire.ReaderOptions{Features: peer.Features}) // then serve
+	}()
+
+	peer, err := wire.ClientHandshake(client, wire.FeatureLZ4, wire.Settings{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("negotiated:", peer.Features)
+	fmt.Println("server limits:", peer.Settings.FrameLimit(), peer.Settings.MetadataLimit(), peer.Settings.MaxConcurrentCalls)
+
+	// A call whose metadata the server would refuse fails here, alone.
+	h := wire.Header{Type: wire.TypeRequest, ID: 1, Method: 7}
+	err = peer.Settings.CheckSend(&h, []string{"blob", strings.Repeat("x", 10<<10)}, 100)
+	fmt.Println(errors.Is(err, wire.ErrMetadataTooLarge), err)
+	// Output:
+	// negotiated: lz4|settings
+	// server limits: 4194304 8192 1000
+	// true wire: Request frame 1: metadata of 10247 bytes exceeds the peer's limit of 8192 bytes
 }

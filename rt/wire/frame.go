@@ -26,8 +26,13 @@ const (
 	// DefaultMaxMetadataSize is the default limit on a frame's metadata
 	// block: 16 KiB.
 	DefaultMaxMetadataSize = 16 << 10
-	// DefaultBufferSize is the default size of a Reader's read buffer.
-	DefaultBufferSize = 64 << 10
+	// DefaultBufferSize is the default size of the read buffer a Reader
+	// starts with and holds while idle: 4 KiB.
+	DefaultBufferSize = 4 << 10
+	// DefaultBatchSize is the default size up to which a Reader's read
+	// buffer grows while reads fill it, so that one read brings many
+	// frames on a loaded connection: 64 KiB.
+	DefaultBatchSize = 64 << 10
 	// DefaultCompressThreshold is the body size from which
 	// Compressor.AppendFrame tries to compress when given threshold 0.
 	DefaultCompressThreshold = 1024
@@ -37,6 +42,9 @@ const (
 type Type uint8
 
 // Frame types. Zero is not a valid type, so a zeroed header is refused.
+// Types 1-7 (unary calls and control) are always valid; TypeSettings is
+// sent only in the handshake; the stream types only when both prefaces
+// announced FeatureStreams.
 const (
 	// TypeRequest carries a call: ID is the request id, Method the method
 	// ID, Body the encoded request.
@@ -56,19 +64,46 @@ const (
 	// TypeGoAway says the sender will serve no request with an ID above ID;
 	// Status may carry a code and Body a reason (UTF-8).
 	TypeGoAway
+	// TypeSettings carries a side's Settings, once, right after the
+	// prefaces (see ClientHandshake); the Reader never returns one.
+	TypeSettings
+	// TypeStreamOpen opens stream ID (a request id of the client) for
+	// method Method, with an optional deadline and metadata; no body.
+	TypeStreamOpen
+	// TypeStreamMessage carries one message of stream ID in Body (lz4
+	// compressed when negotiated).
+	TypeStreamMessage
+	// TypeStreamHalfClose says the client will send no more messages on
+	// stream ID; no body.
+	TypeStreamHalfClose
+	// TypeStreamClose ends stream ID from the server: Status is the code,
+	// Body the message (UTF-8), the metadata the trailer.
+	TypeStreamClose
+	// TypeStreamReset aborts stream ID, from either side: Status is the
+	// code, Body an optional reason (UTF-8).
+	TypeStreamReset
+	// TypeWindowUpdate grants the peer Frame.Increment more bytes of
+	// credit on stream ID, or on the connection when ID is 0.
+	TypeWindowUpdate
 
-	maxType = TypeGoAway
+	lastUnaryType = TypeGoAway
+	maxType       = TypeWindowUpdate
 )
 
-var typeNames = [...]string{"", "Request", "Response", "Oneway", "Ping", "Pong", "Cancel", "GoAway"}
+var typeNames = [...]string{"", "Request", "Response", "Oneway", "Ping", "Pong", "Cancel", "GoAway",
+	"Settings", "StreamOpen", "StreamMessage", "StreamHalfClose", "StreamClose", "StreamReset", "WindowUpdate"}
 
-// String returns the type's name, e.g. "Request", or "Type(9)".
+// String returns the type's name, e.g. "Request", or "Type(15)".
 func (t Type) String() string {
 	if t != 0 && t <= maxType {
 		return typeNames[t]
 	}
 	return "Type(" + strconv.Itoa(int(t)) + ")"
 }
+
+// IsStream reports whether t is one of the stream frame types
+// (TypeStreamOpen to TypeWindowUpdate), which need FeatureStreams.
+func (t Type) IsStream() bool { return t >= TypeStreamOpen && t <= maxType }
 
 // Flags are a frame's flag bits. The encoders derive them (see Header); the
 // Reader reports the flags as they were on the wire.
@@ -113,9 +148,9 @@ func (f Flags) String() string {
 type Header struct {
 	Type   Type
 	Flags  Flags
-	Status uint8  // response or goaway code (rt.Code); 0 otherwise
-	ID     uint32 // request id; last served id for GoAway; opaque for Ping/Pong
-	Method uint32 // method ID of requests and oneways; 0 otherwise
+	Status uint8  // code (rt.Code) of a Response, GoAway, StreamClose or StreamReset; 0 otherwise
+	ID     uint32 // request or stream id; last served id for GoAway; opaque for Ping/Pong
+	Method uint32 // method ID of requests, oneways and stream opens; 0 otherwise
 	// Timeout is the call's remaining budget; 0 means none. It is sent in
 	// microseconds, rounded up; a negative (already expired) timeout is sent
 	// as 1µs so that the deadline is never lost.

@@ -19,6 +19,9 @@ type decoded struct {
 	Body []byte
 }
 
+// allFeatures are the features the tests' Readers accept.
+const allFeatures = FeatureLZ4 | FeatureStreams
+
 // bytesEqual makes cmp compare byte slices in one step (and nil equal to
 // empty), which is much faster on large bodies.
 var bytesEqual = cmp.Comparer(bytes.Equal)
@@ -140,7 +143,7 @@ func TestRoundTrip(t *testing.T) {
 					t.Errorf("frame is %d bytes, FrameSize says %d", got, want)
 				}
 			}
-			got, err := readAll(t, bytes.NewReader(b), ReaderOptions{})
+			got, err := readAll(t, bytes.NewReader(b), ReaderOptions{Features: allFeatures})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,13 +217,16 @@ func TestStrings(t *testing.T) {
 		{TypeRequest.String(), "Request"},
 		{TypeGoAway.String(), "GoAway"},
 		{Type(0).String(), "Type(0)"},
-		{Type(8).String(), "Type(8)"},
+		{Type(8).String(), "Settings"},
+		{TypeWindowUpdate.String(), "WindowUpdate"},
+		{Type(15).String(), "Type(15)"},
 		{Flags(0).String(), "0"},
 		{(FlagDeadline | FlagMetadata).String(), "deadline|metadata"},
 		{(FlagCompressed | 0x80).String(), "compressed|0x80"},
 		{Features(0).String(), "0"},
 		{FeatureLZ4.String(), "lz4"},
-		{(FeatureLZ4 | 4).String(), "lz4|0x4"},
+		{(FeatureLZ4 | FeatureSettings | FeatureStreams).String(), "lz4|settings|streams"},
+		{(FeatureLZ4 | 8).String(), "lz4|0x8"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
@@ -250,8 +256,11 @@ func TestReaderChunking(t *testing.T) {
 		{"tiny buffer", func() io.Reader { return bytes.NewReader(stream) }, ReaderOptions{BufferSize: 1}},
 		{"small buffer, one byte", func() io.Reader { return iotest.OneByteReader(bytes.NewReader(stream)) }, ReaderOptions{BufferSize: 100}},
 		{"small buffer, half reads", func() io.Reader { return iotest.HalfReader(bytes.NewReader(stream)) }, ReaderOptions{BufferSize: 333}},
+		{"tiny batches, pooled", func() io.Reader { return iotest.HalfReader(bytes.NewReader(stream)) }, ReaderOptions{BufferSize: 64, BatchSize: 128, Pool: new(BufferPool)}},
+		{"tiny batches, heap", func() io.Reader { return bytes.NewReader(stream) }, ReaderOptions{BufferSize: 64, BatchSize: 128}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			c.opts.Features = allFeatures
 			got, err := readAll(t, c.src(), c.opts)
 			if err != nil {
 				t.Fatal(err)

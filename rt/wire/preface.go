@@ -26,7 +26,17 @@ type Features uint32
 const (
 	// FeatureLZ4: the side decodes lz4-compressed bodies.
 	FeatureLZ4 Features = 1 << iota
+	// FeatureSettings: the side sends and reads a Settings frame right
+	// after the prefaces (see ClientHandshake and ServerHandshake).
+	FeatureSettings
+	// FeatureStreams: the side speaks the stream frames (TypeStreamOpen to
+	// TypeWindowUpdate).
+	FeatureStreams
+
+	knownFeatures = FeatureLZ4 | FeatureSettings | FeatureStreams
 )
+
+var featureNames = [...]string{"lz4", "settings", "streams"}
 
 // Has reports whether every feature in x is in f.
 func (f Features) Has(x Features) bool { return f&x == x }
@@ -37,10 +47,12 @@ func (f Features) String() string {
 		return "0"
 	}
 	var parts []string
-	if f&FeatureLZ4 != 0 {
-		parts = append(parts, "lz4")
+	for i, name := range featureNames {
+		if f&(1<<i) != 0 {
+			parts = append(parts, name)
+		}
 	}
-	if rest := f &^ FeatureLZ4; rest != 0 {
+	if rest := f &^ knownFeatures; rest != 0 {
 		parts = append(parts, "0x"+strconv.FormatUint(uint64(rest), 16))
 	}
 	return strings.Join(parts, "|")

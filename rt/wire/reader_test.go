@@ -34,9 +34,14 @@ func TestReaderErrors(t *testing.T) {
 	}
 	corrupt := comp.AppendFrame(nil, &Header{Type: TypeResponse, ID: 6}, nil, compressible(4096), 0)
 	corrupt = append(corrupt[:len(corrupt)-20], bytes.Repeat([]byte{0xff}, 20)...)
-	shortLen := rawFrame(TypeResponse, FlagCompressed, 7, 0x80, 0x20, 0x11, 0x22) // claims 4096 bytes
+	impossible := rawFrame(TypeResponse, FlagCompressed, 7, 0x80, 0x20, 0x11, 0x22) // claims 4096 bytes
+	shortLen := comp.AppendFrame(nil, &Header{Type: TypeResponse, ID: 8}, nil, compressible(4096), 0)
+	if shortLen[HeaderLen] != 0x80 || shortLen[HeaderLen+1] != 0x20 {
+		t.Fatalf("compressed body does not start with uvarint 4096: % x", shortLen[HeaderLen:HeaderLen+2])
+	}
+	shortLen[HeaderLen] = 0x81 // claims 4097 bytes
 
-	opts := ReaderOptions{MaxFrameSize: 1024, MaxMetadataSize: 256}
+	opts := ReaderOptions{MaxFrameSize: 1024, MaxMetadataSize: 256, Features: FeatureLZ4}
 	for _, c := range []struct {
 		name    string
 		in      []byte
@@ -51,7 +56,8 @@ func TestReaderErrors(t *testing.T) {
 		{"preface again", append(AppendPreface(nil, Preface{}), ok...), 0, ErrMalformed, "bad frame magic 0x59"},
 		{"version", append([]byte{Magic, 2}, ok[2:]...), 0, ErrVersion, "frame of protocol version 2, this side supports 1"},
 		{"type zero", rawFrame(0, 0, 1), 0, ErrMalformed, "bad frame type 0"},
-		{"type unknown", rawFrame(8, 0, 1), 0, ErrMalformed, "bad frame type 8"},
+		{"type unknown", rawFrame(15, 0, 1), 0, ErrMalformed, "bad frame type 15"},
+		{"settings", rawFrame(TypeSettings, 0, 0), 0, ErrMalformed, "Settings frame after the handshake"},
 		{"reserved flag", rawFrame(TypePing, 0x10, 1), 0, ErrMalformed, "Ping frame 1 has reserved flags set (0x10)"},
 		{"too large", append(bytes.Clone(ok), big...), 1, ErrFrameTooLarge, "Request frame 3 of 2017 bytes exceeds the limit of 1024 bytes"},
 		{"length field huge", rawFrame(TypeRequest, 0, 9)[:13:13], 0, nil, ""}, // patched below
@@ -67,6 +73,8 @@ func TestReaderErrors(t *testing.T) {
 		{"decompression bomb", bomb, 0, ErrFrameTooLarge, "Response frame 5: decompressed body of 65536 bytes exceeds the limit of 1024 bytes"},
 		{"corrupt lz4", corrupt, 0, ErrMalformed, "corrupt lz4 body"},
 		{"lz4 shorter than claimed", shortLen, 0, ErrMalformed, "corrupt lz4 body"},
+		{"lz4 claim beyond any ratio", impossible, 0, ErrMalformed, "Response frame 7: 2 compressed bytes cannot decode to the 4096 bytes claimed"},
+		{"compressed without lz4", bomb, 0, ErrMalformed, "Response frame 5 is compressed, but lz4 was not negotiated"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in, wantErr, msg := c.in, c.wantErr, c.msg
@@ -75,8 +83,11 @@ func TestReaderErrors(t *testing.T) {
 				in = binary.LittleEndian.AppendUint32(in, 1<<32-1)
 				wantErr, msg = ErrFrameTooLarge, "Request frame 9 of 4294967312 bytes exceeds the limit of 1024 bytes"
 			}
-			if c.name == "corrupt lz4" || c.name == "lz4 shorter than claimed" {
+			switch c.name {
+			case "corrupt lz4", "lz4 shorter than claimed", "lz4 claim beyond any ratio":
 				o.MaxFrameSize = DefaultMaxFrameSize
+			case "compressed without lz4":
+				o.Features = 0
 			}
 			r := NewReader(bytes.NewReader(in), o)
 			for i := range c.frames {
@@ -199,7 +210,7 @@ func TestReaderBatches(t *testing.T) {
 		stream = AppendFrame(stream, &Header{Type: TypeResponse, ID: uint32(i)}, nil, make([]byte, 100))
 	}
 	src := &countingReader{r: bytes.NewReader(stream)}
-	r := NewReader(src, ReaderOptions{})
+	r := NewReader(src, ReaderOptions{BufferSize: 16 << 10})
 	for i := range 100 {
 		f, err := r.Next()
 		if err != nil || f.ID != uint32(i) {
@@ -251,6 +262,21 @@ func (l *loopReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// nextAllocs returns the allocations per Next of r after warm frames (so
+// that its buffers reach their steady size), averaged over runs frames.
+func nextAllocs(t *testing.T, r *Reader, warm, runs int) float64 {
+	t.Helper()
+	next := func() {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range warm {
+		next()
+	}
+	return testing.AllocsPerRun(runs, next)
+}
+
 func TestAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocation counts")
@@ -263,17 +289,8 @@ func TestAllocs(t *testing.T) {
 		stream = AppendFrame(stream, &h, md, make([]byte, 100+i*10))
 		stream = comp.AppendFrame(stream, &h, nil, compressible(2000+i), 0)
 	}
-	r := NewReader(&loopReader{data: stream}, ReaderOptions{})
-	for range 200 { // warm up: buffers reach their steady size
-		if _, err := r.Next(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := testing.AllocsPerRun(1000, func() {
-		if _, err := r.Next(); err != nil {
-			t.Fatal(err)
-		}
-	}); n != 0 {
+	r := NewReader(&loopReader{data: stream}, ReaderOptions{Features: FeatureLZ4})
+	if n := nextAllocs(t, r, 200, 1000); n != 0 {
 		t.Errorf("Reader.Next: %v allocs per frame, want 0", n)
 	}
 

@@ -20,12 +20,12 @@ import (
 type Config struct {
 	// Dial opens a transport connection to addr.
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
-	// Preface is what this side announces.
-	Preface wire.Preface
-	// MaxFrame and MaxMetadata are the largest frame and metadata block
-	// this side accepts.
-	MaxFrame    int
-	MaxMetadata int
+	// Features and Settings are what this side announces in the
+	// handshake; Reader configures the reader of each connection (its
+	// Features are set to the negotiated ones).
+	Features wire.Features
+	Settings wire.Settings
+	Reader   wire.ReaderOptions
 	// Compress is the body size from which requests are compressed when
 	// lz4 was negotiated; 0: never.
 	Compress int
@@ -53,14 +53,13 @@ type Config struct {
 // own channel for the goroutine that reads it (see read.go). No goroutine
 // is started per call.
 type Conn struct {
-	addr  string
-	raw   net.Conn // the socket
-	nc    net.Conn // what frames travel on: raw, or TLS over it
-	w     *sock.Writer
-	cfg   *Config
-	comp  bool   // lz4 negotiated
-	max   uint32 // the server's max frame size
-	maxMD int    // the server's max metadata size
+	addr string
+	raw  net.Conn // the socket
+	nc   net.Conn // what frames travel on: raw, or TLS over it
+	w    *sock.Writer
+	cfg  *Config
+	comp bool          // lz4 negotiated
+	peer wire.Settings // the server's limits
 
 	mu       sync.Mutex
 	pending  map[uint32]*Pending
@@ -117,25 +116,22 @@ func dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 		}
 		nc = tc
 	}
-	if _, err := nc.Write(wire.AppendPreface(nil, cfg.Preface)); err != nil {
-		raw.Close()
-		return nil, err
-	}
-	peer, err := wire.ReadPreface(nc)
+	peer, err := wire.ClientHandshake(nc, cfg.Features, cfg.Settings)
 	if err != nil {
 		raw.Close()
 		return nil, err
 	}
 	_ = raw.SetDeadline(time.Time{})
+	ro := cfg.Reader
+	ro.Features = peer.Features
 	c := &Conn{
 		addr: addr, raw: raw, nc: nc, cfg: cfg,
 		w:       sock.NewWriter(nc, sock.WriterOptions{Pool: cfg.Buffers, Timeout: cfg.WriteTimeout}),
-		comp:    cfg.Preface.Negotiate(peer).Has(wire.FeatureLZ4),
-		max:     peer.MaxFrameSize,
-		maxMD:   wire.DefaultMaxMetadataSize,
+		comp:    peer.Features.Has(wire.FeatureLZ4),
+		peer:    peer.Settings,
 		pending: make(map[uint32]*Pending),
 		done:    make(chan struct{}),
-		r:       wire.NewReader(nc, wire.ReaderOptions{MaxFrameSize: cfg.MaxFrame, MaxMetadataSize: cfg.MaxMetadata}),
+		r:       wire.NewReader(nc, ro),
 		wake:    make(chan struct{}, 1),
 		peek:    sock.NewPeeker(raw),
 	}
@@ -220,6 +216,10 @@ func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 		}
 		return &NotSent{err}
 	}
+	if max := int(c.peer.MaxConcurrentCalls); max > 0 && len(c.pending) >= max && !r.Oneway {
+		c.mu.Unlock()
+		return &NotSent{errorf(ResourceExhausted, "%s: %d calls in flight on the connection to %s, its limit", r.Name, max, c.addr)}
+	}
 	c.nextID++
 	if c.nextID == 0 {
 		c.nextID = 1
@@ -276,17 +276,17 @@ func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 
 // checkSize refuses, before sending, a call the server would refuse by
 // closing the connection (and failing every other call on it): metadata
-// over the server's limit, a frame over its or this side's frame size.
+// over the server's limits, a frame over its frame size.
 func (c *Conn) checkSize(r *Request, h *wire.Header, size int) error {
-	if len(r.MD) > 0 {
-		if n := wire.MetadataSize(r.MD); n > c.maxMD {
-			return errorf(InvalidArgument, "%s: request metadata of %d bytes exceeds %s's limit of %d", r.Name, n, c.addr, c.maxMD)
-		}
+	err := c.peer.CheckSend(h, r.MD, size)
+	if err == nil {
+		return nil
 	}
-	if fs := wire.FrameSize(h, r.MD, size); fs > int(c.max) || fs > c.cfg.MaxFrame {
-		return errorf(InvalidArgument, "%s: request of %d bytes exceeds the max frame size %d", r.Name, fs, min(int(c.max), c.cfg.MaxFrame))
+	what := "the max frame size"
+	if errors.Is(err, wire.ErrMetadataTooLarge) {
+		what = "the metadata limits"
 	}
-	return nil
+	return &Error{Code: InvalidArgument, Message: fmt.Sprintf("%s: request exceeds %s of %s, not sent: %v", r.Name, what, c.addr, err), Cause: err}
 }
 
 // await waits for the response of call id, read by another goroutine, or
