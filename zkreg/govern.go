@@ -56,7 +56,10 @@ func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
 		}
-		conn := r.conn()
+		conn, err := r.writeConn(ctx)
+		if err != nil {
+			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
+		}
 		data, st, err := conn.Get(path)
 		exists := err == nil
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
@@ -73,15 +76,19 @@ func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*
 		if err != nil {
 			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
 		}
-		if exists {
-			_, err = conn.Set(path, out, st.Version)
-		} else {
-			_, err = conn.Create(path, out, 0, zk.WorldACL(zk.PermAll))
-			if errors.Is(err, zk.ErrNoNode) {
-				if err = r.mkdirs(conn, parent(path)); err == nil {
-					_, err = conn.Create(path, out, 0, zk.WorldACL(zk.PermAll))
-				}
+		switch {
+		case cfg.IsZero() && exists:
+			// An empty config leaves no node behind, nor the key's nodes
+			// if nothing else is in them (`ctl ls` would list the key).
+			if err = conn.Delete(path, st.Version); err == nil {
+				r.prune(conn, key)
 			}
+		case cfg.IsZero():
+			return nil // nothing stored, nothing to store
+		case exists:
+			_, err = conn.Set(path, out, st.Version)
+		default:
+			err = r.create(conn, path, out, 0, NodeConfig, NodeDir)
 		}
 		switch {
 		case err == nil:
@@ -89,7 +96,35 @@ func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*
 		case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoNode):
 			continue // lost a race with another writer: read again
 		default:
-			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
+			return fmt.Errorf("zkreg: update config of %s: %w", key, explainNoAuth(err))
+		}
+	}
+}
+
+// prune deletes the nodes of key that hold nothing, best effort: its
+// providers and consumers nodes when both are empty, together with the
+// version node (one transaction), then the group and service nodes while
+// they have no children. A node that gains a child meanwhile stays:
+// ZooKeeper deletes only childless nodes.
+func (r *Registry) prune(conn *zk.Conn, key registry.Key) {
+	var ops []any
+	for _, dir := range []string{r.paths.providers(key), r.paths.consumers(key)} {
+		ok, st, err := conn.Exists(dir)
+		switch {
+		case err != nil || ok && st.NumChildren > 0:
+			return
+		case ok:
+			ops = append(ops, &zk.DeleteRequest{Path: dir, Version: -1})
+		}
+	}
+	kp := r.paths.key(key)
+	ops = append(ops, &zk.DeleteRequest{Path: kp, Version: -1})
+	if _, err := conn.Multi(ops...); err != nil {
+		return
+	}
+	for _, p := range []string{parent(kp), parent(parent(kp))} { // group, service
+		if err := conn.Delete(p, -1); err != nil {
+			return
 		}
 	}
 }

@@ -512,3 +512,58 @@ func TestBurstCoalesced(t *testing.T) {
 		t.Errorf("%d listings for a burst of %d events, want one or two", got, 2*n)
 	}
 }
+
+// TestEmptyConfigLeavesNothing: a config change that leaves the config
+// empty deletes its node, and the key's nodes when nothing else is in
+// them, so that no empty key stays listed.
+func TestEmptyConfigLeavesNothing(t *testing.T) {
+	e := newEnv(t)
+	r := e.open(e.options())
+	ctx := context.Background()
+	set := func(k registry.Key, rl *registry.RateLimit) {
+		t.Helper()
+		if err := r.UpdateConfig(ctx, k, func(c *registry.Config) error { c.RateLimit = rl; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := func() []string {
+		t.Helper()
+		ls, err := r.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range ls {
+			out = append(out, l.Key.String())
+		}
+		return out
+	}
+	lone := registry.Key{Service: "pkg.Typo"}
+	served := registry.Key{Service: "pkg.Served", Group: "g"}
+	sibling := registry.Key{Service: "pkg.Served", Group: "h"}
+	mustRegister(t, r, prov(served, "10.0.0.1:80"))
+	for _, k := range []registry.Key{lone, served, sibling} {
+		set(k, &registry.RateLimit{Rate: 1, Burst: 1})
+	}
+	if got := keys(); len(got) != 3 {
+		t.Fatalf("keys = %v, want 3", got)
+	}
+	for _, k := range []registry.Key{lone, served, sibling} {
+		set(k, nil)
+	}
+	if got := keys(); !slices.Equal(got, []string{"pkg.Served[g]"}) {
+		t.Errorf("keys after removing every config = %v, want only the served one", got)
+	}
+	for _, path := range []string{r.paths.config(served), e.root + "/pkg.Typo", e.root + "/pkg.Served/h"} {
+		if ok, _, err := e.raw.Exists(path); err != nil || ok {
+			t.Errorf("%s still exists (%v)", path, err)
+		}
+	}
+	if ok, _, _ := e.raw.Exists(r.paths.providers(served)); !ok {
+		t.Error("the served key's providers node is gone")
+	}
+	set(lone, nil) // nothing stored: nothing created
+	if ok, _, _ := e.raw.Exists(e.root + "/pkg.Typo"); ok {
+		t.Error("storing an empty config created nodes")
+	}
+}

@@ -158,6 +158,12 @@ type Governor interface {
 // ErrClosed is returned by registry methods called after Close.
 var ErrClosed = errors.New("registry: closed")
 
+// IsZero reports whether c overrides nothing (no rate limit, instance
+// overrides or mocks).
+func (c Config) IsZero() bool {
+	return c.RateLimit == nil && len(c.Instances) == 0 && len(c.Mocks) == 0
+}
+
 // Clone returns a deep copy of c, sharing nothing with it, so that a
 // Governor.UpdateConfig callback can change the copy freely.
 func (c Config) Clone() Config {
