@@ -208,6 +208,10 @@ func (l *aclList) add(scheme, id string, perms int32) {
 	*l = append(*l, zk.ACL{Perms: perms, Scheme: scheme, ID: id})
 }
 
+// ErrNoACL is returned when the ACL policy gives no ACL for a node the
+// registry must create (see DigestPolicy without Roles.Providers).
+var ErrNoACL = errors.New("zkreg: the ACL policy gives no ACL")
+
 // aclFor returns the ACL of a node of kind at path under the registry's
 // policy.
 func (r *Registry) aclFor(kind NodeKind, path string) ([]zk.ACL, error) {
@@ -216,7 +220,7 @@ func (r *Registry) aclFor(kind NodeKind, path string) ([]zk.ACL, error) {
 	}
 	acl := r.acl.ACL(kind, path)
 	if len(acl) == 0 {
-		return nil, fmt.Errorf("the ACL policy gives no ACL for %s node %q (is the providers' identity missing from its Roles?)", kind, path)
+		return nil, fmt.Errorf("%w for %s node %q (is the providers' identity missing from its Roles?)", ErrNoACL, kind, path)
 	}
 	return acl, nil
 }

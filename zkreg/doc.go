@@ -10,7 +10,7 @@
 //
 //	/yrpc/<service>/<group>/<version>/providers/<escaped addr>  ephemeral, JSON endpoint
 //	/yrpc/<service>/<group>/<version>/consumers/<escaped addr>  ephemeral, JSON endpoint
-//	/yrpc/<service>/<group>/<version>/config                    persistent, JSON registry.Config
+//	/yrpc/<service>/<group>/<version>/config                    persistent, JSON registry.Config (empty: none)
 //
 // The endpoint payload is registry.Endpoint's JSON, for example
 // {"addr":"10.0.0.1:7001","weight":100,"app":"users","tags":{"zone":"hk-1"},"start_time":"2026-01-02T03:04:05Z",
@@ -21,8 +21,11 @@
 // addr is not host:port with a port in 1..65535 or differs from the
 // unescaped node name, or whose weight is outside 0..registry.MaxWeight
 // (10000). The intermediate nodes are persistent and created on demand; a
-// config change that leaves the config empty deletes its node, and the
-// key's nodes if nothing else is in them.
+// key's node is created together with its config, providers and consumers
+// nodes (one transaction), so a key never lacks its config node. A config
+// change that leaves the config empty in a key without endpoints deletes
+// the key's nodes (and empty group and service nodes), so that `yrpcc ctl
+// ls` does not list it.
 //
 // # Who can do what
 //
@@ -50,11 +53,12 @@
 // when it creates, changes or deletes a provider node, or writes config.
 // What it does not stop: anyone who holds the providers' credential can
 // register any service (per-service provider identities would need one
-// Roles per service), and can create the config node of a key that has
-// none yet, with an ACL of its choice (ZooKeeper grants CREATE per parent
-// node, not per child name, and shows digest ids in ACLs only to clients
-// with ADMIN permission, so consumers cannot check who may write a config
-// node); ACLs protect only nodes created under the policy
+// Roles per service), and can create a new key with a config node of its
+// own, or the config node of a key created before its config node existed
+// (ZooKeeper grants CREATE per parent node, not per child name, and shows
+// digest ids in ACLs only to clients with ADMIN permission, so consumers
+// cannot check who may write a config node); ACLs protect only nodes
+// created under the policy
 // (New warns when the root is writable by everyone; lock an old tree with
 // zkCli's setAcl -R); digest credentials travel in plaintext unless
 // Options.TLS is set; and ZooKeeper's own superuser and administrators can

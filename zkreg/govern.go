@@ -78,10 +78,10 @@ func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*
 		}
 		switch {
 		case cfg.IsZero() && exists:
-			// An empty config leaves no node behind, nor the key's nodes
-			// if nothing else is in them (`ctl ls` would list the key).
-			if err = conn.Delete(path, st.Version); err == nil {
-				r.prune(conn, key)
+			// An empty config leaves nothing behind when nothing else is
+			// in the key (`ctl ls` would list it), else an empty node.
+			if len(data) > 0 && !r.prune(conn, key, st.Version) {
+				_, err = conn.Set(path, nil, st.Version)
 			}
 		case cfg.IsZero():
 			return nil // nothing stored, nothing to store
@@ -101,18 +101,19 @@ func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*
 	}
 }
 
-// prune deletes the nodes of key that hold nothing, best effort: its
-// providers and consumers nodes when both are empty, together with the
-// version node (one transaction), then the group and service nodes while
-// they have no children. A node that gains a child meanwhile stays:
-// ZooKeeper deletes only childless nodes.
-func (r *Registry) prune(conn *zk.Conn, key registry.Key) {
-	var ops []any
+// prune deletes key's nodes, its config (at version cfgVersion) with its
+// providers and consumers nodes and the key's node, in one transaction,
+// if no endpoint is registered; then the group and service nodes while
+// they have no children. It reports whether it deleted the key. A node
+// that gains a child meanwhile stays: ZooKeeper deletes only childless
+// nodes.
+func (r *Registry) prune(conn *zk.Conn, key registry.Key, cfgVersion int32) bool {
+	ops := []any{&zk.DeleteRequest{Path: r.paths.config(key), Version: cfgVersion}}
 	for _, dir := range []string{r.paths.providers(key), r.paths.consumers(key)} {
 		ok, st, err := conn.Exists(dir)
 		switch {
 		case err != nil || ok && st.NumChildren > 0:
-			return
+			return false
 		case ok:
 			ops = append(ops, &zk.DeleteRequest{Path: dir, Version: -1})
 		}
@@ -120,13 +121,14 @@ func (r *Registry) prune(conn *zk.Conn, key registry.Key) {
 	kp := r.paths.key(key)
 	ops = append(ops, &zk.DeleteRequest{Path: kp, Version: -1})
 	if _, err := conn.Multi(ops...); err != nil {
-		return
+		return false
 	}
 	for _, p := range []string{parent(kp), parent(parent(kp))} { // group, service
 		if err := conn.Delete(p, -1); err != nil {
-			return
+			break
 		}
 	}
+	return true
 }
 
 // Listing is everything stored under one Key, for `yrpcc ctl ls`. It is

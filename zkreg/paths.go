@@ -72,6 +72,12 @@ func (p paths) rootPath() string {
 	return p.root
 }
 
+// isKey reports whether path is a key's node, /root/service/group/version.
+func (p paths) isKey(path string) bool {
+	rest, ok := strings.CutPrefix(path, p.root+"/")
+	return ok && strings.Count(rest, "/") == 2
+}
+
 // key returns /root/service/group/version.
 func (p paths) key(k registry.Key) string {
 	return p.root + "/" + escape(k.Service) + "/" + groupSegment(k.Group) + "/" + groupSegment(k.Version)

@@ -221,12 +221,17 @@ func (r *Registry) create(conn *zk.Conn, path string, data []byte, flags int32, 
 }
 
 // mkdirs creates path, of kind, and its parents (NodeDir) as persistent
-// nodes. A new providers node gets its consumers sibling at once, so that
-// consumers without the right to create structure nodes can register in
-// a locked-down registry.
+// nodes. A key's node is created with its config, providers and consumers
+// nodes in one transaction (createKey).
 func (r *Registry) mkdirs(conn *zk.Conn, path string, kind NodeKind) error {
 	for i := 1; i <= len(path); i++ {
 		if i < len(path) && path[i] != '/' {
+			continue
+		}
+		if r.paths.isKey(path[:i]) {
+			if err := r.createKey(conn, path[:i]); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				return err
+			}
 			continue
 		}
 		k := NodeDir
@@ -241,12 +246,30 @@ func (r *Registry) mkdirs(conn *zk.Conn, path string, kind NodeKind) error {
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("create %q: %w", path[:i], err)
 		}
-		if err == nil && k == NodeProviders {
-			sibling := parent(path) + "/" + consumersNode
-			if acl, err := r.aclFor(NodeConsumers, sibling); err == nil {
-				conn.Create(sibling, nil, 0, acl) // best effort: consumers may create it too
-			}
+	}
+	return nil
+}
+
+// createKey creates a key's node with its (empty) config, providers and
+// consumers nodes, at once: a key never exists without its config node,
+// which only operators may write, so that a holder of the providers'
+// credential (who may create nodes under the key) cannot create a config
+// node of its own; and consumers, who may not create structure nodes,
+// find their parent.
+func (r *Registry) createKey(conn *zk.Conn, path string) error {
+	var ops []any
+	for _, n := range []struct {
+		path string
+		kind NodeKind
+	}{{path, NodeDir}, {path + "/" + configNode, NodeConfig}, {path + "/" + providersNode, NodeProviders}, {path + "/" + consumersNode, NodeConsumers}} {
+		acl, err := r.aclFor(n.kind, n.path)
+		if err != nil {
+			return err
 		}
+		ops = append(ops, &zk.CreateRequest{Path: n.path, Acl: acl})
+	}
+	if _, err := conn.Multi(ops...); err != nil {
+		return fmt.Errorf("create %q: %w", path, err)
 	}
 	return nil
 }

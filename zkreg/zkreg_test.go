@@ -337,7 +337,7 @@ func TestBadPayloadsSkipped(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.raw.Create(p.paths.config(k), []byte(`{bad`), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := e.raw.Set(p.paths.config(k), []byte(`{bad`), -1); err != nil { // created with the key
 		t.Fatal(err)
 	}
 	h := watchHistory(t, c, k)
@@ -554,13 +554,14 @@ func TestEmptyConfigLeavesNothing(t *testing.T) {
 	if got := keys(); !slices.Equal(got, []string{"pkg.Served[g]"}) {
 		t.Errorf("keys after removing every config = %v, want only the served one", got)
 	}
-	for _, path := range []string{r.paths.config(served), e.root + "/pkg.Typo", e.root + "/pkg.Served/h"} {
+	for _, path := range []string{e.root + "/pkg.Typo", e.root + "/pkg.Served/h"} {
 		if ok, _, err := e.raw.Exists(path); err != nil || ok {
 			t.Errorf("%s still exists (%v)", path, err)
 		}
 	}
-	if ok, _, _ := e.raw.Exists(r.paths.providers(served)); !ok {
-		t.Error("the served key's providers node is gone")
+	// The served key keeps an empty config node (see createKey).
+	if data, _, err := e.raw.Get(r.paths.config(served)); err != nil || len(data) != 0 {
+		t.Errorf("the served key's config node holds %q, %v; want it empty", data, err)
 	}
 	set(lone, nil) // nothing stored: nothing created
 	if ok, _, _ := e.raw.Exists(e.root + "/pkg.Typo"); ok {
