@@ -128,6 +128,9 @@ func (c *cli) mock(ctx context.Context, k registry.Key, f cmdFlags, method, acti
 		return e, nil
 	}
 	m := registry.MockConfig{Force: f.always}
+	if f.force && !f.always {
+		fmt.Fprintln(c.Stderr, "yrpcc ctl: note: --force skips the checks; this mock answers only failed calls (--always: every call)")
+	}
 	switch action {
 	case "empty":
 		if len(rest) != 0 {

@@ -16,7 +16,7 @@ func (e *Env) ctl(ctx context.Context, args []string) int {
 // ctlMockValue loads the schema package in dir and encodes js as the
 // response of method of service (zkctl.Env.MockValue).
 func (e *Env) ctlMockValue(ctx context.Context, dir, service, method, js string) ([]byte, error) {
-	spec, err := e.loadSchema(ctx, []string{dir}, load.Options{})
+	spec, err := e.Load(ctx, dir, load.Options{Dir: e.Dir})
 	if err != nil {
 		return nil, err
 	}
