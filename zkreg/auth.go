@@ -93,11 +93,11 @@ func (c Credential) MarshalJSON() ([]byte, error) { return []byte(fmt.Sprintf("%
 
 // startAuth presents every credential on conn, the registry's new current
 // connection, in the background, and reports the outcome on the returned
-// channel. The credentials are queued before any other request on conn,
-// and go-zk presents them again on every reconnection before it sends
-// anything else. A request flushed because the connection dropped (or no
-// server answered) is queued again. Until ZooKeeper has accepted them, the
-// session loop does not write (see authedConn). It stops trying when conn
+// channel. Writes wait until ZooKeeper has accepted them (writeConn, and
+// the session loop checks authedConn); reads need no credential. Once
+// accepted, go-zk presents them again on every reconnection before it
+// sends anything else. A request flushed because the connection dropped
+// (or no server answered) is sent again. startAuth stops trying when conn
 // is replaced or the registry closes.
 func (r *Registry) startAuth(conn *zk.Conn) <-chan error {
 	done := make(chan error, 1)

@@ -55,7 +55,7 @@ type Options struct {
 	// registry ZooKeeper's x509 identity as well. Default: plaintext.
 	TLS *tls.Config
 	// Auth are the credentials the registry presents to ZooKeeper
-	// (addauth) before any other request, and again after every
+	// (addauth) before it writes anything, and again after every
 	// reconnection, session expiry and replaced connection. Only the
 	// digest scheme is supported. Default: none (the world identity).
 	Auth []Credential
@@ -434,7 +434,7 @@ func (r *Registry) reconnect(old *zk.Conn, state zk.State, lost time.Duration) b
 		conn.Close()
 		return true
 	}
-	r.startAuth(conn) // first in the new connection's queue
+	r.startAuth(conn) // writes on conn wait for it
 	r.log.Warn("zkreg: no ZooKeeper session for longer than the session timeout; starting a new session",
 		"session", fmt.Sprintf("%#x", old.SessionID()), "state", state.String(), "for", lost.Round(time.Millisecond))
 	// Its watches end (EventNotWatching), which pokes every watcher; the
