@@ -1,9 +1,14 @@
 package zkreg
 
 import (
+	"context"
+	"crypto/tls"
+	"fmt"
 	"net"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // handshakeConn caps the deadlines of a connection's connect handshake,
@@ -54,11 +59,54 @@ func (c *handshakeConn) limit(t time.Time) time.Time {
 	return t
 }
 
-// dialZK dials with Options.Dial and caps the handshake's deadlines.
+// dialFailure is a failed connection attempt to one server.
+type dialFailure struct {
+	addr string
+	err  error
+}
+
+// dialZK dials with Options.Dial, runs TLS when Options.TLS is set, caps
+// the handshake's deadlines, and records failures for New's error.
 func (r *Registry) dialZK(network, address string, timeout time.Duration) (net.Conn, error) {
 	c, err := r.dial(network, address, timeout)
+	if err == nil && r.tls != nil {
+		c, err = r.handshakeTLS(c, address)
+	}
 	if err != nil {
+		r.lastDialErr.Store(&dialFailure{addr: address, err: err})
 		return nil, err
 	}
 	return &handshakeConn{Conn: c, max: r.timeout}, nil
+}
+
+// handshakeTLS runs the TLS handshake on c within the session timeout.
+func (r *Registry) handshakeTLS(c net.Conn, address string) (net.Conn, error) {
+	cfg := r.tls
+	if cfg.ServerName == "" {
+		cfg = cfg.Clone()
+		cfg.ServerName, _, _ = net.SplitHostPort(address)
+	}
+	tc := tls.Client(c, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("TLS handshake with %s: %w", address, err)
+	}
+	return tc, nil
+}
+
+// hostRounds is go-zk's host provider, telling the registry when every
+// server has been tried without success since the last connection.
+type hostRounds struct {
+	zk.HostProvider
+	r *Registry
+}
+
+func (h *hostRounds) Next() (string, bool) {
+	server, retryStart := h.HostProvider.Next()
+	if retryStart {
+		h.r.roundFailedOnce.Do(func() { close(h.r.roundFailed) })
+	}
+	return server, retryStart
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net"
 	"os"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -107,4 +109,56 @@ func TestSilentServerSkipped(t *testing.T) {
 	tried := len(conns)
 	mu.Unlock()
 	t.Logf("session after %v; the silent server got %d connections", time.Since(start).Round(time.Millisecond), tried)
+}
+
+// TestNoSessionErrorNamesTheCause: when no server answers, New's error
+// names the servers and the dial error, not only the context's; with
+// FailFast it comes after one round of dialing, not at the deadline.
+func TestNoSessionErrorNamesTheCause(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens: connection refused
+	for _, tc := range []struct {
+		name     string
+		opts     Options
+		ctx      time.Duration
+		want     []string
+		wantErrs []error
+	}{
+		{"deadline", Options{Servers: []string{addr}}, 300 * time.Millisecond,
+			[]string{"no ZooKeeper session with " + addr, "last attempt: " + addr, "connection refused"},
+			[]error{context.DeadlineExceeded, syscall.ECONNREFUSED}},
+		{"fail fast", Options{Servers: []string{addr}, FailFast: true}, time.Minute,
+			[]string{"every server was tried once", "connection refused"}, []error{syscall.ECONNREFUSED}},
+		{"fail fast with credentials", Options{Servers: []string{addr, addr}, FailFast: true, Auth: []Credential{provCred}}, time.Minute,
+			[]string{addr + "," + addr, "connection refused"}, []error{syscall.ECONNREFUSED}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), tc.ctx)
+			defer cancel()
+			start := time.Now()
+			r, err := New(ctx, tc.opts)
+			if err == nil {
+				r.Close()
+				t.Fatal("New = nil error")
+			}
+			t.Logf("after %v: %v", time.Since(start).Round(time.Millisecond), err)
+			for _, want := range tc.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error lacks %q", want)
+				}
+			}
+			for _, want := range tc.wantErrs {
+				if !errors.Is(err, want) {
+					t.Errorf("error is not %v", want)
+				}
+			}
+			if strings.Contains(err.Error(), provPass) {
+				t.Errorf("error shows the password")
+			}
+		})
+	}
 }

@@ -10,13 +10,70 @@
 //
 //	/yrpc/<service>/<group>/<version>/providers/<escaped addr>  ephemeral, JSON endpoint
 //	/yrpc/<service>/<group>/<version>/consumers/<escaped addr>  ephemeral, JSON endpoint
-//	/yrpc/<service>/<group>/<version>/config                    persistent, JSON registry.Config
+//	/yrpc/<service>/<group>/<version>/config                    persistent, JSON registry.Config (empty: none)
 //
 // The endpoint payload is registry.Endpoint's JSON, for example
-// {"addr":"10.0.0.1:7001","weight":100,"app":"users","tags":{"zone":"hk-1"},"start_time":"2026-01-02T03:04:05Z"}.
-// Its addr must equal the unescaped node name; nodes with a bad payload are
-// skipped and logged. The intermediate nodes are persistent and created on
-// demand.
+// {"addr":"10.0.0.1:7001","weight":100,"app":"users","tags":{"zone":"hk-1"},"start_time":"2026-01-02T03:04:05Z",
+// "payload_version":1,"tls":true,"token":"…","methods":["Get","List"],"protocols":["yrpc","grpc"]}.
+// Writers stamp payload_version (registry.PayloadVersion); readers ignore
+// fields they do not know. A consumer skips, and logs at Warn, a payload
+// over registry.MaxPayloadSize (16 KiB), of a newer major version, whose
+// addr is not host:port with a port in 1..65535 or differs from the
+// unescaped node name, or whose weight is outside 0..registry.MaxWeight
+// (10000). The intermediate nodes are persistent and created on demand; a
+// key's node is created together with its config, providers and consumers
+// nodes (one transaction), so a key never lacks its config node. A config
+// change that leaves the config empty in a key without endpoints deletes
+// the key's nodes (and empty group and service nodes), so that `yrpcc ctl
+// ls` does not list it.
+//
+// # Who can do what
+//
+// Without Options.ACL every node is open to everyone: any process that
+// reaches ZooKeeper can register itself as a provider of any service (and
+// receive its traffic), change or delete other providers' nodes, and
+// drain, mock or rate-limit any service. That is for development only.
+//
+// A locked-down registry gives every process credentials (Options.Auth,
+// ZooKeeper digest auth, presented again after every reconnection and
+// session expiry) and one ACL policy (Options.ACL; DigestPolicy with Roles
+// is the ready one, in the spirit of Apache Curator's ACLProvider):
+//
+//   - everyone (consumers need no credential) reads every node: provider
+//     lists, payloads with their tokens, config;
+//   - only the providers' identity (and operators) creates, changes or
+//     deletes provider nodes and the structure nodes above them;
+//   - only the operators' identity (`yrpcc ctl --auth`) writes governance
+//     config; it may change or delete any node;
+//   - anyone (or only Roles.Consumers) registers consumer nodes, which are
+//     informational (`yrpcc ctl ls`).
+//
+// ZooKeeper enforces this per node, whatever client writes: a process
+// without the providers' credential gets "not authenticated" (zk.ErrNoAuth)
+// when it creates, changes or deletes a provider node, or writes config.
+// What it does not stop: anyone who holds the providers' credential can
+// register any service (per-service provider identities would need one
+// Roles per service), and can create a new key with a config node of its
+// own, or the config node of a key created before its config node existed
+// (ZooKeeper grants CREATE per parent node, not per child name, and shows
+// digest ids in ACLs only to clients with ADMIN permission, so consumers
+// cannot check who may write a config node); ACLs protect only nodes
+// created under the policy
+// (New warns when the root is writable by everyone; lock an old tree with
+// zkCli's setAcl -R); digest credentials travel in plaintext unless
+// Options.TLS is set; and ZooKeeper's own superuser and administrators can
+// do everything.
+//
+// A registry token (registry.Endpoint.Token, Dubbo style) is published in
+// the provider's node and required by the provider on every call. It stops
+// callers that bypass the registry (dialing a provider's address from a
+// list or a scan); it does not stop callers who can read the registry,
+// which is everyone under this policy, so it authenticates no one. It may
+// travel in plaintext only to providers whose payload does not require TLS.
+//
+// TLS to ZooKeeper (Options.TLS) runs every connection over TLS to the
+// server's secureClientPort (ZooKeeper 3.5 and later, Netty connection
+// factory); the tests run it against Debian's ZooKeeper 3.8.
 //
 // # Failure rules
 //
@@ -66,6 +123,11 @@
 //     fired.
 //   - Close closes the session (ZooKeeper deletes its ephemeral nodes at
 //     once) and waits for every goroutine, go-zk's included.
+//
+// When no server answers, New's error names the servers and the last
+// connection error ("connection refused", a TLS handshake failure) rather
+// than only "context deadline exceeded"; Options.FailFast makes it give up
+// after one round of every server, for command-line tools.
 //
 // Governance config is written with the znode version as compare-and-set
 // (UpdateConfig retries on a concurrent writer) and watched by every

@@ -66,7 +66,7 @@ func TestStaleNodeReplaced(t *testing.T) {
 	ep := prov(k, "10.0.0.1:80")
 	path := r.paths.endpoint(ep)
 	// A node of another session at our path, as left by an old session.
-	if err := r.mkdirs(r.conn(), parent(path)); err != nil {
+	if err := r.mkdirs(r.conn(), parent(path), NodeProviders); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.raw.Create(path, []byte(`{"addr":"10.0.0.1:80","app":"stale"}`), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
@@ -358,19 +358,28 @@ func TestRestartWipedReRegisters(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		downLong bool // start the server again only after both replaced their connections
+		// The registries use ACLs; p presents its credentials again on its
+		// new connection (or it could not re-create its nodes).
+		locked bool
 	}{
 		{name: "back_at_once"},
 		{name: "down_past_the_session", downLong: true},
+		{name: "locked_down_past_the_session", downLong: true, locked: true},
 	} {
-		t.Run(tc.name, func(t *testing.T) { testRestartWiped(t, tc.downLong) })
+		t.Run(tc.name, func(t *testing.T) { testRestartWiped(t, tc.downLong, tc.locked) })
 	}
 }
 
-func testRestartWiped(t *testing.T, downLong bool) {
+func testRestartWiped(t *testing.T, downLong, locked bool) {
 	srv := zktest.StartServer(t)
 	e := &env{t: t, zk: srv.Addr(), root: "/yrpcwiped"}
-	p := e.open(e.options())
-	c := e.open(e.options())
+	po, co := e.options(), e.options()
+	if locked {
+		po.ACL, co.ACL = lockedPolicy(t), lockedPolicy(t)
+		po.Auth = []Credential{provCred, opsCred} // p writes config too
+	}
+	p := e.open(po)
+	c := e.open(co)
 	k := registry.Key{Service: "pkg.RestartWiped"}
 	ep := prov(k, "10.0.0.1:80")
 	mustRegister(t, p, ep)

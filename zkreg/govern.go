@@ -56,7 +56,10 @@ func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
 		}
-		conn := r.conn()
+		conn, err := r.writeConn(ctx)
+		if err != nil {
+			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
+		}
 		data, st, err := conn.Get(path)
 		exists := err == nil
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
@@ -73,15 +76,19 @@ func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*
 		if err != nil {
 			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
 		}
-		if exists {
-			_, err = conn.Set(path, out, st.Version)
-		} else {
-			_, err = conn.Create(path, out, 0, zk.WorldACL(zk.PermAll))
-			if errors.Is(err, zk.ErrNoNode) {
-				if err = r.mkdirs(conn, parent(path)); err == nil {
-					_, err = conn.Create(path, out, 0, zk.WorldACL(zk.PermAll))
-				}
+		switch {
+		case cfg.IsZero() && exists:
+			// An empty config leaves nothing behind when nothing else is
+			// in the key (`ctl ls` would list it), else an empty node.
+			if len(data) > 0 && !r.prune(conn, key, st.Version) {
+				_, err = conn.Set(path, nil, st.Version)
 			}
+		case cfg.IsZero():
+			return nil // nothing stored, nothing to store
+		case exists:
+			_, err = conn.Set(path, out, st.Version)
+		default:
+			err = r.create(conn, path, out, 0, NodeConfig, NodeDir)
 		}
 		switch {
 		case err == nil:
@@ -89,9 +96,39 @@ func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*
 		case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoNode):
 			continue // lost a race with another writer: read again
 		default:
-			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
+			return fmt.Errorf("zkreg: update config of %s: %w", key, explainNoAuth(err))
 		}
 	}
+}
+
+// prune deletes key's nodes, its config (at version cfgVersion) with its
+// providers and consumers nodes and the key's node, in one transaction,
+// if no endpoint is registered; then the group and service nodes while
+// they have no children. It reports whether it deleted the key. A node
+// that gains a child meanwhile stays: ZooKeeper deletes only childless
+// nodes.
+func (r *Registry) prune(conn *zk.Conn, key registry.Key, cfgVersion int32) bool {
+	ops := []any{&zk.DeleteRequest{Path: r.paths.config(key), Version: cfgVersion}}
+	for _, dir := range []string{r.paths.providers(key), r.paths.consumers(key)} {
+		ok, st, err := conn.Exists(dir)
+		switch {
+		case err != nil || ok && st.NumChildren > 0:
+			return false
+		case ok:
+			ops = append(ops, &zk.DeleteRequest{Path: dir, Version: -1})
+		}
+	}
+	kp := r.paths.key(key)
+	ops = append(ops, &zk.DeleteRequest{Path: kp, Version: -1})
+	if _, err := conn.Multi(ops...); err != nil {
+		return false
+	}
+	for _, p := range []string{parent(kp), parent(parent(kp))} { // group, service
+		if err := conn.Delete(p, -1); err != nil {
+			break
+		}
+	}
+	return true
 }
 
 // Listing is everything stored under one Key, for `yrpcc ctl ls`. It is

@@ -72,6 +72,12 @@ func (p paths) rootPath() string {
 	return p.root
 }
 
+// isKey reports whether path is a key's node, /root/service/group/version.
+func (p paths) isKey(path string) bool {
+	rest, ok := strings.CutPrefix(path, p.root+"/")
+	return ok && strings.Count(rest, "/") == 2
+}
+
 // key returns /root/service/group/version.
 func (p paths) key(k registry.Key) string {
 	return p.root + "/" + escape(k.Service) + "/" + groupSegment(k.Group) + "/" + groupSegment(k.Version)
@@ -89,18 +95,29 @@ func (p paths) endpoint(e registry.Endpoint) string {
 	return dir + "/" + escape(e.Addr)
 }
 
-// encodeEndpoint returns the JSON payload of e's node.
+// encodeEndpoint returns the JSON payload of e's node, stamped with the
+// payload version this package writes. A payload over
+// registry.MaxPayloadSize is an error: consumers would skip it.
 func encodeEndpoint(e registry.Endpoint) ([]byte, error) {
+	e.PayloadVersion = registry.PayloadVersion
 	b, err := json.Marshal(e)
 	if err != nil {
 		return nil, fmt.Errorf("zkreg: encode endpoint %q: %w", e.Addr, err)
+	}
+	if len(b) > registry.MaxPayloadSize {
+		return nil, fmt.Errorf("zkreg: endpoint %q of %s: payload of %d bytes exceeds %d", e.Addr, e.Key, len(b), registry.MaxPayloadSize)
 	}
 	return b, nil
 }
 
 // decodeEndpoint parses the payload of node name (an escaped addr) under
-// key and role. The payload's addr must match the node name.
+// key and role, and checks it as consumers must before routing to it: its
+// size, its addr (which must match the node name), weight and payload
+// version (Endpoint.Validate). Unknown fields are ignored.
 func decodeEndpoint(k registry.Key, role registry.Role, name string, data []byte) (registry.Endpoint, error) {
+	if len(data) > registry.MaxPayloadSize {
+		return registry.Endpoint{}, fmt.Errorf("payload of %d bytes exceeds %d", len(data), registry.MaxPayloadSize)
+	}
 	addr, err := unescape(name)
 	if err != nil {
 		return registry.Endpoint{}, fmt.Errorf("bad node name %q: %w", name, err)
@@ -112,10 +129,10 @@ func decodeEndpoint(k registry.Key, role registry.Role, name string, data []byte
 	if e.Addr != addr {
 		return registry.Endpoint{}, fmt.Errorf("payload addr %q does not match node name %q", e.Addr, addr)
 	}
-	if e.Weight < 0 {
-		return registry.Endpoint{}, fmt.Errorf("negative weight %d", e.Weight)
-	}
 	e.Key, e.Role = k, role
+	if err := e.Validate(); err != nil {
+		return registry.Endpoint{}, err
+	}
 	return e, nil
 }
 

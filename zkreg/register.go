@@ -36,9 +36,12 @@ func (r *Registry) Register(ctx context.Context, e registry.Endpoint) error {
 	}
 	r.regMu.Lock()
 	defer r.regMu.Unlock()
-	conn := r.conn()
-	if err := r.ensure(ctx, conn, path, data, conn.SessionID()); err != nil {
+	conn, err := r.writeConn(ctx)
+	if err != nil {
 		return fmt.Errorf("zkreg: register %s %q of %s: %w", e.Role, e.Addr, e.Key, err)
+	}
+	if err := r.ensure(ctx, conn, path, data, conn.SessionID(), e.Role); err != nil {
+		return fmt.Errorf("zkreg: register %s %q of %s: %w", e.Role, e.Addr, e.Key, explainNoAuth(err))
 	}
 	if _, again := r.registered[path]; !again {
 		r.guard(conn, path) // a re-registration keeps the guard it has
@@ -74,7 +77,10 @@ func (r *Registry) Deregister(ctx context.Context, e registry.Endpoint) error {
 
 // remove deletes path if this session owns it. Called with regMu held.
 func (r *Registry) remove(ctx context.Context, path string) error {
-	conn := r.conn()
+	conn, err := r.writeConn(ctx)
+	if err != nil {
+		return err
+	}
 	for range maxAttempts {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -122,7 +128,7 @@ func (r *Registry) restoreAll(conn *zk.Conn, sid int64) error {
 	for path, e := range r.registered {
 		data, err := encodeEndpoint(e)
 		if err == nil {
-			err = r.ensure(context.Background(), conn, path, data, sid)
+			err = r.ensure(context.Background(), conn, path, data, sid, e.Role)
 		}
 		if err == nil {
 			r.guard(conn, path) // the old session's guards are gone
@@ -134,9 +140,9 @@ func (r *Registry) restoreAll(conn *zk.Conn, sid int64) error {
 	return errors.Join(errs...)
 }
 
-// ensure makes path an ephemeral node of session sid of conn holding data.
-// Called with regMu held.
-func (r *Registry) ensure(ctx context.Context, conn *zk.Conn, path string, data []byte, sid int64) error {
+// ensure makes path an ephemeral node of session sid of conn holding data,
+// the node of an endpoint of role. Called with regMu held.
+func (r *Registry) ensure(ctx context.Context, conn *zk.Conn, path string, data []byte, sid int64, role registry.Role) error {
 	for range maxAttempts {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -172,17 +178,11 @@ func (r *Registry) ensure(ctx context.Context, conn *zk.Conn, path string, data 
 			}
 			continue
 		}
-		_, err = conn.Create(path, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
-		switch {
+		switch err := r.createEndpoint(conn, path, data, role); {
 		case err == nil:
 			return nil
-		case errors.Is(err, zk.ErrNodeExists):
-			continue
-		case errors.Is(err, zk.ErrNoNode):
-			if err := r.mkdirs(conn, parent(path)); err != nil {
-				return err
-			}
-			continue
+		case errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoNode):
+			continue // raced with another writer, or an operator pruning empty nodes
 		default:
 			return err
 		}
@@ -190,16 +190,86 @@ func (r *Registry) ensure(ctx context.Context, conn *zk.Conn, path string, data 
 	return errors.New("too many concurrent changes")
 }
 
-// mkdirs creates path and its parents as persistent nodes.
-func (r *Registry) mkdirs(conn *zk.Conn, path string) error {
+// createEndpoint creates the ephemeral node of an endpoint of role, and
+// its missing parents.
+func (r *Registry) createEndpoint(conn *zk.Conn, path string, data []byte, role registry.Role) error {
+	kind, dirKind := NodeProvider, NodeProviders
+	if role == registry.Consumer {
+		kind, dirKind = NodeConsumer, NodeConsumers
+	}
+	return r.create(conn, path, data, zk.FlagEphemeral, kind, dirKind)
+}
+
+// create creates path holding data, with flags and the ACL of kind, and
+// its missing parents: the nearest of dirKind, the others NodeDir.
+func (r *Registry) create(conn *zk.Conn, path string, data []byte, flags int32, kind, dirKind NodeKind) error {
+	acl, err := r.aclFor(kind, path)
+	if err != nil {
+		return err
+	}
+	_, err = conn.Create(path, data, flags, acl)
+	if errors.Is(err, zk.ErrNoNode) {
+		if err := r.mkdirs(conn, parent(path), dirKind); err != nil {
+			return err
+		}
+		_, err = conn.Create(path, data, flags, acl)
+	}
+	if err != nil {
+		return fmt.Errorf("create %q: %w", path, err)
+	}
+	return nil
+}
+
+// mkdirs creates path, of kind, and its parents (NodeDir) as persistent
+// nodes. A key's node is created with its config, providers and consumers
+// nodes in one transaction (createKey).
+func (r *Registry) mkdirs(conn *zk.Conn, path string, kind NodeKind) error {
 	for i := 1; i <= len(path); i++ {
 		if i < len(path) && path[i] != '/' {
 			continue
 		}
-		_, err := conn.Create(path[:i], nil, 0, zk.WorldACL(zk.PermAll))
+		if r.paths.isKey(path[:i]) {
+			if err := r.createKey(conn, path[:i]); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				return err
+			}
+			continue
+		}
+		k := NodeDir
+		if i == len(path) {
+			k = kind
+		}
+		acl, err := r.aclFor(k, path[:i])
+		if err != nil {
+			return err
+		}
+		_, err = conn.Create(path[:i], nil, 0, acl)
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("create %q: %w", path[:i], err)
 		}
+	}
+	return nil
+}
+
+// createKey creates a key's node with its (empty) config, providers and
+// consumers nodes, at once: a key never exists without its config node,
+// which only operators may write, so that a holder of the providers'
+// credential (who may create nodes under the key) cannot create a config
+// node of its own; and consumers, who may not create structure nodes,
+// find their parent.
+func (r *Registry) createKey(conn *zk.Conn, path string) error {
+	var ops []any
+	for _, n := range []struct {
+		path string
+		kind NodeKind
+	}{{path, NodeDir}, {path + "/" + configNode, NodeConfig}, {path + "/" + providersNode, NodeProviders}, {path + "/" + consumersNode, NodeConsumers}} {
+		acl, err := r.aclFor(n.kind, n.path)
+		if err != nil {
+			return err
+		}
+		ops = append(ops, &zk.CreateRequest{Path: n.path, Acl: acl})
+	}
+	if _, err := conn.Multi(ops...); err != nil {
+		return fmt.Errorf("create %q: %w", path, err)
 	}
 	return nil
 }
@@ -289,12 +359,7 @@ func (r *Registry) heal1(path string, e registry.Endpoint) error {
 	}
 	// Create, never replace: whoever created the node meanwhile keeps it.
 	conn := r.conn()
-	_, err = conn.Create(path, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
-	if errors.Is(err, zk.ErrNoNode) {
-		if err = r.mkdirs(conn, parent(path)); err == nil {
-			_, err = conn.Create(path, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
-		}
-	}
+	err = r.createEndpoint(conn, path, data, e.Role)
 	switch {
 	case err == nil:
 		r.log.Warn("zkreg: our node was deleted while the session lives; created it again", "path", path)

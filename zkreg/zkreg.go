@@ -2,11 +2,13 @@ package zkreg
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +47,26 @@ type Options struct {
 	// Dial connects to a server; default net.DialTimeout. The registry
 	// bounds the connect handshake on the connections it returns.
 	Dial func(network, address string, timeout time.Duration) (net.Conn, error)
+	// TLS, if set, runs every connection over TLS with this config (for
+	// ZooKeeper's secureClientPort; ZooKeeper 3.5 and later with the Netty
+	// connection factory). An empty ServerName is set to the host of the
+	// server's address. With ssl.clientAuth=need on the server, a client
+	// certificate (Certificates or GetClientCertificate) gives the
+	// registry ZooKeeper's x509 identity as well. Default: plaintext.
+	TLS *tls.Config
+	// Auth are the credentials the registry presents to ZooKeeper
+	// (addauth) before it writes anything, and again after every
+	// reconnection, session expiry and replaced connection. Only the
+	// digest scheme is supported. Default: none (the world identity).
+	Auth []Credential
+	// ACL gives the ACL of every node the registry creates (see
+	// ACLPolicy and DigestPolicy). Default nil: every node open to
+	// everyone, fit only for development.
+	ACL ACLPolicy
+	// FailFast makes New give up as soon as every server has been tried
+	// once without success (for command-line tools), instead of retrying
+	// until its ctx is done.
+	FailFast bool
 
 	// Test hooks; nil in production.
 	hookSession func(state zk.State, sessionID int64) // session loop, per wake-up
@@ -64,6 +86,14 @@ type Registry struct {
 	paths      paths
 	log        *slog.Logger
 	emptyGrace time.Duration
+	tls        *tls.Config  // nil: plaintext
+	auth       []Credential // presented on every new connection
+	acl        ACLPolicy    // nil: open
+
+	authed          atomic.Pointer[zk.Conn] // the connection that presented the credentials (startAuth)
+	roundFailed     chan struct{}           // closed when every server failed to connect once (hostRounds)
+	roundFailedOnce sync.Once
+	lastDialErr     atomic.Pointer[dialFailure] // the latest failed dial, for New's error
 
 	sessionKick chan struct{} // capacity 1, poked by every session event
 	connects    atomic.Uint64 // count of StateHasSession events seen
@@ -78,9 +108,10 @@ type Registry struct {
 	healMu sync.Mutex
 	heal   map[string]struct{} // node paths whose guard fired
 
-	mu      sync.Mutex
-	closed  bool
-	watches map[registry.Key]*keyWatch
+	mu       sync.Mutex
+	closed   bool
+	watches  map[registry.Key]*keyWatch
+	authStop chan struct{} // stops the current connection's startAuth
 
 	// Test hooks; nil in production.
 	hookSession func(state zk.State, sessionID int64) // session loop, per wake-up
@@ -96,6 +127,11 @@ var (
 func New(ctx context.Context, opts Options) (*Registry, error) {
 	if len(opts.Servers) == 0 {
 		return nil, errors.New("zkreg: no servers")
+	}
+	for _, c := range opts.Auth {
+		if err := c.check(); err != nil {
+			return nil, err
+		}
 	}
 	p, err := newPaths(opts.Root)
 	if err != nil {
@@ -120,7 +156,11 @@ func New(ctx context.Context, opts Options) (*Registry, error) {
 		paths:       p,
 		log:         log,
 		emptyGrace:  grace,
+		tls:         opts.TLS,
+		auth:        slices.Clone(opts.Auth),
+		acl:         opts.ACL,
 		sessionKick: make(chan struct{}, 1),
+		roundFailed: make(chan struct{}),
 		quit:        make(chan struct{}),
 		registered:  make(map[string]registry.Endpoint),
 		orphans:     make(map[string]struct{}),
@@ -132,19 +172,67 @@ func New(ctx context.Context, opts Options) (*Registry, error) {
 	if r.dial == nil {
 		r.dial = net.DialTimeout
 	}
+	start := time.Now()
 	conn, err := r.connect()
 	if err != nil {
 		return nil, err
 	}
 	r.cur.Store(conn)
+	authDone := r.startAuth(conn)
 	r.wg.Add(1)
 	go r.sessionLoop()
-
-	if err := r.waitSession(ctx); err != nil {
+	if err := r.waitSession(ctx, authDone, opts.FailFast); err != nil {
 		r.Close()
-		return nil, err
+		return nil, r.noSession(err, time.Since(start))
+	}
+	if r.acl != nil {
+		r.checkRoot(conn)
 	}
 	return r, nil
+}
+
+// errFailFast ends New's wait under Options.FailFast.
+var errFailFast = errors.New("every server was tried once (Options.FailFast)")
+
+// noSession explains why New got no session: the servers, how long it
+// tried, and the last connection error, which a bare "context deadline
+// exceeded" would hide.
+func (r *Registry) noSession(cause error, after time.Duration) error {
+	servers := strings.Join(r.servers, ",")
+	if f := r.lastDialErr.Load(); f != nil {
+		return fmt.Errorf("zkreg: no ZooKeeper session with %s after %v: %w; last attempt: %s: %w",
+			servers, after.Round(time.Millisecond), cause, f.addr, f.err)
+	}
+	return fmt.Errorf("zkreg: no ZooKeeper session with %s after %v: %w", servers, after.Round(time.Millisecond), cause)
+}
+
+// checkRoot warns when the root exists and anyone may write it: a tree
+// created without an ACL policy stays open, whatever the policy says for
+// the nodes created from now on.
+func (r *Registry) checkRoot(conn *zk.Conn) {
+	root := r.paths.rootPath()
+	acl, _, err := conn.GetACL(root)
+	if err != nil {
+		return // missing (created with the policy's ACL on demand) or unreadable
+	}
+	if perms := worldWritable(acl); perms != 0 {
+		r.log.Warn("zkreg: the root is open to everyone: nodes created before the ACL policy stay writable by anyone; lock them (zkCli setAcl -R) or start from a new root",
+			"root", root, "world_perms", permString(perms))
+	}
+}
+
+// permString writes ZooKeeper permissions the way zkCli does ("cdrwa").
+func permString(p int32) string {
+	var b strings.Builder
+	for _, x := range []struct {
+		bit int32
+		c   byte
+	}{{zk.PermCreate, 'c'}, {zk.PermDelete, 'd'}, {zk.PermRead, 'r'}, {zk.PermWrite, 'w'}, {zk.PermAdmin, 'a'}} {
+		if p&x.bit != 0 {
+			b.WriteByte(x.c)
+		}
+	}
+	return b.String()
 }
 
 // conn returns the current connection. It changes only when the session
@@ -157,7 +245,8 @@ func (r *Registry) conn() *zk.Conn { return r.cur.Load() }
 func (r *Registry) connect() (*zk.Conn, error) {
 	conn, events, err := zk.Connect(r.servers, r.timeout,
 		zk.WithLogger(zkLogger{r.log}),
-		zk.WithDialer(r.dialZK), // caps the connect handshake (dial.go)
+		zk.WithDialer(r.dialZK), // TLS; caps the connect handshake (dial.go)
+		zk.WithHostProvider(&hostRounds{HostProvider: &zk.DNSHostProvider{}, r: r}),
 		// go-zk drops session events when its channel (6 slots) is full, so
 		// the registry never relies on it: the callback only pokes the
 		// session loop, which reads the connection's current state. Any
@@ -176,13 +265,28 @@ func (r *Registry) connect() (*zk.Conn, error) {
 	return conn, nil
 }
 
-func (r *Registry) waitSession(ctx context.Context) error {
+// waitSession waits until the first connection has a session and has
+// presented the credentials (authDone), until ctx is done, or under
+// FailFast until every server failed once.
+func (r *Registry) waitSession(ctx context.Context, authDone <-chan error, failFast bool) error {
 	tick := time.NewTicker(10 * time.Millisecond) // polls conn.State; bounded by ctx
 	defer tick.Stop()
-	for r.conn().State() != zk.StateHasSession {
+	failed := r.roundFailed
+	if !failFast {
+		failed = nil // never ready
+	}
+	authed := false
+	for !authed || r.conn().State() != zk.StateHasSession {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("zkreg: no ZooKeeper session: %w", ctx.Err())
+			return ctx.Err()
+		case <-failed:
+			return errFailFast
+		case err := <-authDone:
+			if err != nil {
+				return err
+			}
+			authed, authDone = true, nil
 		case <-tick.C:
 		}
 	}
@@ -268,6 +372,9 @@ func (r *Registry) sessionLoop() {
 		}
 		lostSince = time.Time{}
 		stuck.Stop()
+		if !r.authedConn(conn) {
+			continue // writes wait for the credentials; startAuth pokes us
+		}
 		// A new session first gets our nodes back, so that our own watchers
 		// (re-listing next) find them.
 		if sid != synced {
@@ -327,6 +434,7 @@ func (r *Registry) reconnect(old *zk.Conn, state zk.State, lost time.Duration) b
 		conn.Close()
 		return true
 	}
+	r.startAuth(conn) // writes on conn wait for it
 	r.log.Warn("zkreg: no ZooKeeper session for longer than the session timeout; starting a new session",
 		"session", fmt.Sprintf("%#x", old.SessionID()), "state", state.String(), "for", lost.Round(time.Millisecond))
 	// Its watches end (EventNotWatching), which pokes every watcher; the
@@ -360,6 +468,10 @@ func (r *Registry) Close() error {
 		return nil
 	}
 	r.closed = true
+	if r.authStop != nil {
+		close(r.authStop)
+		r.authStop = nil
+	}
 	ws := make([]*keyWatch, 0, len(r.watches))
 	for _, w := range r.watches {
 		ws = append(ws, w)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.uber.org/goleak"
 
 	"github.com/yrpc/yrpc/internal/zktest"
@@ -323,27 +325,40 @@ func TestBadPayloadsSkipped(t *testing.T) {
 		"10.0.0.2:80": `{not json`,
 		"10.0.0.3:80": `{"addr":"10.9.9.9:80"}`,
 		"10.0.0.4:80": `{"addr":"10.0.0.4:80","weight":-5}`,
+		"10.0.0.5:80": `{"addr":"10.0.0.5:80","weight":10001}`,
+		"10.0.0.6":    `{"addr":"10.0.0.6"}`,
+		"10.0.0.7:0":  `{"addr":"10.0.0.7:0"}`,
+		"10.0.0.8:80": `{"addr":"10.0.0.8:80","payload_version":2,"new":"shape"}`,
+		"10.0.0.9:80": `{"addr":"10.0.0.9:80","tags":{"pad":"` + strings.Repeat("x", registry.MaxPayloadSize) + `"}}`,
+		// Unknown fields of the current version are ignored: accepted.
+		"10.0.1.1:80": `{"addr":"10.0.1.1:80","payload_version":1,"later_field":{"x":1}}`,
 	} {
 		if _, err := e.raw.Create(dir+"/"+name, []byte(data), 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.raw.Create(p.paths.config(k), []byte(`{bad`), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := e.raw.Set(p.paths.config(k), []byte(`{bad`), -1); err != nil { // created with the key
 		t.Fatal(err)
 	}
 	h := watchHistory(t, c, k)
-	h.WaitFor(t, "the good provider only", registrytest.HasAddrs("10.0.0.1:80"))
-	for _, want := range []string{"bad JSON payload", "does not match node name", "negative weight", "bad config JSON"} {
+	h.WaitFor(t, "the good providers only", registrytest.HasAddrs("10.0.0.1:80", "10.0.1.1:80"))
+	for _, want := range []string{"bad JSON payload", "does not match node name", "weight -5, out of range 0..10000",
+		"weight 10001", "is not host:port", "is not a number in 1..65535", "payload version 2, newer", "exceeds 16384", "bad config JSON"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "bad payload") && !strings.Contains(line, "level=WARN") {
+			t.Errorf("a skipped payload is not logged at Warn: %s", line)
 		}
 	}
 	ls, err := c.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ls) != 1 || len(ls[0].Providers) != 1 || len(ls[0].Skipped) != 4 {
-		t.Errorf("List = %+v, want 1 provider and 4 skipped nodes", ls)
+	if len(ls) != 1 || len(ls[0].Providers) != 2 || len(ls[0].Skipped) != 9 {
+		t.Errorf("List = %+v, want 2 providers and 9 skipped nodes", ls)
 	}
 }
 
@@ -371,14 +386,48 @@ func TestPaths(t *testing.T) {
 	}
 }
 
+// FuzzDecodeEndpoint: whatever a node holds, a payload the decoder
+// accepts is one a consumer may route to (Validate passes, the limits
+// hold), and it survives re-encoding unchanged.
 func FuzzDecodeEndpoint(f *testing.F) {
-	b, _ := encodeEndpoint(prov(registry.Key{Service: "a.B"}, "1.2.3.4:5"))
-	f.Add("1.2.3.4:5", b)
+	k := registry.Key{Service: "a.B"}
+	full := prov(k, "[::1]:7001")
+	full.Weight, full.App, full.Tags = 300, "users", map[string]string{"zone": "hk-1"}
+	full.TLS, full.Token, full.Methods, full.Protocols = true, "tok", []string{"Get", "List"}, []string{"yrpc", "grpc"}
+	for _, e := range []registry.Endpoint{prov(k, "1.2.3.4:5"), full} {
+		b, err := encodeEndpoint(e)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(escape(e.Addr), b)
+	}
 	f.Add("x", []byte(`{"addr":"x","tags":{"a":"b"},"weight":-1}`))
+	f.Add("x:1", []byte(`{"addr":"x:1","payload_version":2}`))
+	f.Add("x:1", []byte(`{"addr":"x:1","weight":10001,"unknown":[1]}`))
+	f.Add("x:1", []byte(`{"addr":"x:1","tls":"yes","methods":"Get"}`))
 	f.Fuzz(func(t *testing.T, name string, data []byte) {
-		e, err := decodeEndpoint(registry.Key{Service: "a.B"}, registry.Provider, name, data)
-		if err == nil && (e.Weight < 0 || e.Addr == "" && name != "") {
-			t.Errorf("accepted %q %q as %+v", name, data, e)
+		e, err := decodeEndpoint(k, registry.Provider, name, data)
+		if err != nil {
+			return
+		}
+		if err := e.Validate(); err != nil || len(data) > registry.MaxPayloadSize || e.Weight > registry.MaxWeight ||
+			e.PayloadVersion > registry.PayloadVersion || registry.CheckAddr(e.Addr) != nil {
+			t.Fatalf("accepted %q %q as %+v (%v)", name, data, e, err)
+		}
+		b, err := encodeEndpoint(e)
+		if err != nil {
+			if strings.Contains(err.Error(), "exceeds") {
+				return // re-encoding can grow a payload near the limit (escaped "<", the version)
+			}
+			t.Fatalf("re-encoding %+v: %v", e, err)
+		}
+		again, err := decodeEndpoint(k, registry.Provider, name, b)
+		if err != nil {
+			t.Fatalf("decoding the re-encoding %q: %v", b, err)
+		}
+		e.PayloadVersion = registry.PayloadVersion
+		if diff := cmp.Diff(e, again, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("re-encoding changed the endpoint (-first +second):\n%s", diff)
 		}
 	})
 }
@@ -461,5 +510,61 @@ func TestBurstCoalesced(t *testing.T) {
 	h.WaitFor(t, "all providers", registrytest.HasAddrs(want...))
 	if got := listings.Load() - before; got > 3 {
 		t.Errorf("%d listings for a burst of %d events, want one or two", got, 2*n)
+	}
+}
+
+// TestEmptyConfigLeavesNothing: a config change that leaves the config
+// empty deletes its node, and the key's nodes when nothing else is in
+// them, so that no empty key stays listed.
+func TestEmptyConfigLeavesNothing(t *testing.T) {
+	e := newEnv(t)
+	r := e.open(e.options())
+	ctx := context.Background()
+	set := func(k registry.Key, rl *registry.RateLimit) {
+		t.Helper()
+		if err := r.UpdateConfig(ctx, k, func(c *registry.Config) error { c.RateLimit = rl; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := func() []string {
+		t.Helper()
+		ls, err := r.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range ls {
+			out = append(out, l.Key.String())
+		}
+		return out
+	}
+	lone := registry.Key{Service: "pkg.Typo"}
+	served := registry.Key{Service: "pkg.Served", Group: "g"}
+	sibling := registry.Key{Service: "pkg.Served", Group: "h"}
+	mustRegister(t, r, prov(served, "10.0.0.1:80"))
+	for _, k := range []registry.Key{lone, served, sibling} {
+		set(k, &registry.RateLimit{Rate: 1, Burst: 1})
+	}
+	if got := keys(); len(got) != 3 {
+		t.Fatalf("keys = %v, want 3", got)
+	}
+	for _, k := range []registry.Key{lone, served, sibling} {
+		set(k, nil)
+	}
+	if got := keys(); !slices.Equal(got, []string{"pkg.Served[g]"}) {
+		t.Errorf("keys after removing every config = %v, want only the served one", got)
+	}
+	for _, path := range []string{e.root + "/pkg.Typo", e.root + "/pkg.Served/h"} {
+		if ok, _, err := e.raw.Exists(path); err != nil || ok {
+			t.Errorf("%s still exists (%v)", path, err)
+		}
+	}
+	// The served key keeps an empty config node (see createKey).
+	if data, _, err := e.raw.Get(r.paths.config(served)); err != nil || len(data) != 0 {
+		t.Errorf("the served key's config node holds %q, %v; want it empty", data, err)
+	}
+	set(lone, nil) // nothing stored: nothing created
+	if ok, _, _ := e.raw.Exists(e.root + "/pkg.Typo"); ok {
+		t.Error("storing an empty config created nodes")
 	}
 }

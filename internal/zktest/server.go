@@ -28,12 +28,29 @@ type Server struct {
 	dir    string // zoo.cfg, zookeeper.log, data/
 	cmd    *exec.Cmd
 	exited chan struct{}
+	jars   []string // added to the class path
+}
+
+// ServerOptions add to a Server's configuration. The zero value adds
+// nothing.
+type ServerOptions struct {
+	// Config holds more zoo.cfg lines ("secureClientPort=2281").
+	Config []string
+	// Jars are added to the server's class path (Netty's codec, which
+	// Debian's package leaves out, for a TLS client port).
+	Jars []string
 }
 
 // StartServer starts a ZooKeeper and stops it at cleanup. It skips the
 // test when Java or ZooKeeper is missing, or fails it if
 // $YRPC_ZK_REQUIRED=1.
 func StartServer(t testing.TB) *Server {
+	t.Helper()
+	return StartServerWith(t, ServerOptions{})
+}
+
+// StartServerWith is StartServer with more configuration.
+func StartServerWith(t testing.TB, opts ServerOptions) *Server {
 	t.Helper()
 	_, jarErr := os.Stat(serverJar)
 	_, javaErr := exec.LookPath("java")
@@ -50,7 +67,7 @@ func StartServer(t testing.TB) *Server {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	s := &Server{t: t, addr: addr, dir: t.TempDir()}
+	s := &Server{t: t, addr: addr, dir: t.TempDir(), jars: opts.Jars}
 	_, port, _ := net.SplitHostPort(addr)
 	cfg := strings.Join([]string{
 		"tickTime=500",
@@ -64,7 +81,7 @@ func StartServer(t testing.TB) *Server {
 		"4lw.commands.whitelist=ruok,srvr,stat,cons",
 		"minSessionTimeout=1000",
 		"maxSessionTimeout=60000",
-	}, "\n") + "\n"
+	}, "\n") + "\n" + strings.Join(append(opts.Config, ""), "\n")
 	if err := os.WriteFile(filepath.Join(s.dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
 		t.Fatalf("zktest: %v", err)
 	}
@@ -101,6 +118,9 @@ func (s *Server) Start() {
 	cp := serverJar
 	if _, err := os.Stat("/usr/share/java/slf4j-simple.jar"); err == nil {
 		cp += ":/usr/share/java/slf4j-simple.jar"
+	}
+	for _, j := range s.jars {
+		cp += ":" + j
 	}
 	cmd := exec.Command("java", "-Xmx256m", "-cp", cp, "-Dzookeeper.admin.enableServer=false",
 		"org.apache.zookeeper.server.ZooKeeperServerMain", filepath.Join(s.dir, "zoo.cfg"))

@@ -17,6 +17,13 @@
 //     registering is a no-op there.
 //   - zkreg.Registry (package github.com/yrpc/yrpc/zkreg): ZooKeeper.
 //
+// An Endpoint is also the payload a provider publishes: its address,
+// weight, app, tags and start time, and (payload version 1) whether it
+// requires TLS, its registry token, its methods and its protocols. Stores
+// shared between processes (zkreg) stamp PayloadVersion and check every
+// payload they read with Endpoint.Validate and MaxPayloadSize before a
+// consumer may route to it; unknown fields are ignored.
+//
 // Feed is the building block every implementation uses to deliver
 // snapshots: one goroutine per watch, coalescing bursts so a slow watcher
 // gets the latest snapshot and never a backlog. Package registrytest holds

@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -52,6 +51,29 @@ type Endpoint struct {
 	Tags map[string]string `json:"tags,omitempty"`
 	// StartTime is when the process started serving (for warm-up).
 	StartTime time.Time `json:"start_time"`
+
+	// PayloadVersion is the major version of the payload format that wrote
+	// the endpoint (see PayloadVersion, the constant); 0 means a payload
+	// of before versioning, read as version 1. Registries stamp it when
+	// they store an endpoint. Readers skip endpoints of a newer major
+	// version and ignore fields they do not know, so fields added within a
+	// major version must be optional.
+	PayloadVersion int `json:"payload_version,omitempty"`
+	// TLS says the provider accepts only TLS connections: a client
+	// without TLS must not send it calls in plaintext.
+	TLS bool `json:"tls,omitempty"`
+	// Token is the provider's registry token (Dubbo style): a random value
+	// the provider publishes here and requires on every call, so that
+	// calls that did not come through the registry are refused. It is as
+	// secret as the registry is readable (see package zkreg's threat
+	// model); LogValue redacts it.
+	Token string `json:"token,omitempty"`
+	// Methods names the methods of the service the provider serves
+	// ("Get"), so that tools (yrpcc ctl) can check method names.
+	Methods []string `json:"methods,omitempty"`
+	// Protocols names the wire protocols the provider answers on its
+	// address ("yrpc", "grpc"); empty means "yrpc" only.
+	Protocols []string `json:"protocols,omitempty"`
 }
 
 // Snapshot is the state of one Key: its live providers and its governance
@@ -137,6 +159,12 @@ type Governor interface {
 // ErrClosed is returned by registry methods called after Close.
 var ErrClosed = errors.New("registry: closed")
 
+// IsZero reports whether c overrides nothing (no rate limit, instance
+// overrides or mocks).
+func (c Config) IsZero() bool {
+	return c.RateLimit == nil && len(c.Instances) == 0 && len(c.Mocks) == 0
+}
+
 // Clone returns a deep copy of c, sharing nothing with it, so that a
 // Governor.UpdateConfig callback can change the copy freely.
 func (c Config) Clone() Config {
@@ -161,20 +189,4 @@ func (c Config) Clone() Config {
 		}
 	}
 	return out
-}
-
-// Validate reports whether e can be registered: it needs a Service, a Role
-// of Provider or Consumer, an Addr and a non-negative Weight.
-func (e Endpoint) Validate() error {
-	switch {
-	case e.Key.Service == "":
-		return errors.New("registry: endpoint has no service")
-	case e.Role != Provider && e.Role != Consumer:
-		return fmt.Errorf("registry: endpoint %q of %s has bad role %q", e.Addr, e.Key, e.Role)
-	case e.Addr == "":
-		return fmt.Errorf("registry: %s endpoint of %s has no addr", e.Role, e.Key)
-	case e.Weight < 0:
-		return fmt.Errorf("registry: endpoint %q of %s has negative weight %d", e.Addr, e.Key, e.Weight)
-	}
-	return nil
 }

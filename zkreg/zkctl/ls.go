@@ -35,7 +35,7 @@ func (c *cli) ls(ctx context.Context, reg *zkreg.Registry, f cmdFlags, words []s
 	if len(words) == 1 { // one service
 		ls = slices.DeleteFunc(ls, func(l zkreg.Listing) bool { return l.Key.Service != words[0] })
 	}
-	if f.json {
+	if f.json.set {
 		out := make([]jsonKey, 0, len(ls))
 		for _, l := range ls {
 			out = append(out, jsonKey{
@@ -44,19 +44,21 @@ func (c *cli) ls(ctx context.Context, reg *zkreg.Registry, f cmdFlags, words []s
 				Config: l.Config, Skipped: l.Skipped,
 			})
 		}
-		enc := json.NewEncoder(c.stdout)
+		enc := json.NewEncoder(c.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	writeTable(c.stdout, ls, c.now())
+	writeTable(c.Stdout, ls, c.Now())
 	return nil
 }
 
+// orEmpty returns es with tokens redacted, and never nil.
 func orEmpty(es []registry.Endpoint) []registry.Endpoint {
-	if es == nil {
-		return []registry.Endpoint{}
+	out := make([]registry.Endpoint, len(es))
+	for i, e := range es {
+		out[i] = e.Redacted()
 	}
-	return es
+	return out
 }
 
 // writeTable prints one row per endpoint and the config under each key.

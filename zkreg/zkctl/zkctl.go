@@ -2,17 +2,16 @@ package zkctl
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/yrpc/yrpc/rt"
+	"github.com/go-zookeeper/zk"
+
 	"github.com/yrpc/yrpc/rt/registry"
 	"github.com/yrpc/yrpc/zkreg"
 )
@@ -21,17 +20,24 @@ import (
 // $YRPC_ZK is set.
 const DefaultServer = "127.0.0.1:2181"
 
+// Environment variables read by Run.
+const (
+	EnvServer = "YRPC_ZK"      // default of -zk
+	EnvAuth   = "YRPC_ZK_AUTH" // default of --auth: digest:USER:PASSWORD
+	EnvACL    = "YRPC_ZK_ACL"  // default of --acl: providers=ID,operators=ID
+)
+
 // Exit codes of Run.
 const (
 	ExitOK    = 0
-	ExitError = 1 // the command failed
+	ExitError = 1 // the command failed, or was refused
 	ExitUsage = 2 // bad command line
 )
 
 // connectTimeout bounds the wait for a ZooKeeper session.
 const connectTimeout = 10 * time.Second
 
-const usage = `usage: yrpcc ctl [-zk HOST:PORT[,HOST:PORT...]] [-root PATH] COMMAND ...
+const usage = `usage: yrpcc ctl [-zk HOST:PORT[,HOST:PORT...]] [-root PATH] [--auth digest:USER:PASSWORD] COMMAND ...
 
 Governance of yrpc services in ZooKeeper (-zk defaults to $YRPC_ZK, else ` + DefaultServer + `).
 
@@ -39,21 +45,72 @@ Commands:
   ls [SERVICE] [--json]                    providers, consumers and config (of every service)
   drain SERVICE ADDR                       stop sending new calls to a provider
   undrain SERVICE ADDR                     send calls to it again
-  weight SERVICE ADDR W                    override a provider's weight (0 removes the override)
+  weight SERVICE ADDR W                    override a provider's weight, 1..10000 (0 removes the override)
   limit SERVICE RATE BURST [--per-app]     rate limit per client IP (or per calling app)
   limit SERVICE off                        remove the rate limit override
-  mock SERVICE METHOD empty|fail CODE [MSG]|value-hex HEX|off [--force] [--for DURATION]
-                                           mock a method: on failure, or always with --force;
-                                           --for sets an expiry (e.g. 10m)
+  mock SERVICE METHOD ACTION [--always] [--for DURATION]
+                                           mock a method: on failure, or on every call with
+                                           --always; --for sets an expiry (e.g. 10m). ACTION is
+                                           empty | fail CODE [MSG] | value-hex HEX |
+                                           value --json '{...}' --schema DIR | off
+  rm SERVICE limit|all                     remove the rate limit, or the whole config
+  rm SERVICE mock METHOD                   remove a mock
+  rm SERVICE instance ADDR                 remove a provider's overrides (drain, weight)
 
-Every command that names a SERVICE takes --group G and --version V.
+Every command that names a SERVICE takes --group G and --version V, and
+prints what it changed (before -> after). Commands that write:
+  --dry-run      print the change, write nothing
+  --force        write even what the checks refuse: by default a command refuses a
+                 service, group, version, provider address or method that no
+                 registered provider has (the providers' payloads list their methods)
+
+ZooKeeper credentials (never printed):
+  --auth digest:USER:PASSWORD   or $YRPC_ZK_AUTH: an operator identity, needed to
+                                write config in a locked-down registry
+  --acl providers=ID,operators=ID
+                                or $YRPC_ZK_ACL: the registry's roles (digest ids),
+                                for the nodes ctl creates (default: operators = --auth)
 `
+
+// Env runs `yrpcc ctl`. Make one with its fields set; the zero value
+// writes nowhere. An Env may run one command at a time.
+type Env struct {
+	// Stdout receives results, Stderr errors (one line each) and notes.
+	Stdout, Stderr io.Writer
+	// Getenv reads $YRPC_ZK, $YRPC_ZK_AUTH and $YRPC_ZK_ACL; nil means
+	// os.Getenv.
+	Getenv func(string) string
+	// Now is the clock of mock expiries; nil means time.Now.
+	Now func() time.Time
+	// MockValue encodes the JSON of `mock SERVICE METHOD value --json J
+	// --schema DIR` as the wire form of METHOD's response, from the schema
+	// in DIR. yrpcc sets it (it loads schemas); nil refuses the value
+	// action.
+	MockValue func(ctx context.Context, schemaDir, service, method, json string) ([]byte, error)
+}
 
 // Run runs `yrpcc ctl` with args (the words after "ctl"), writing results
 // to stdout and errors (one line each) to stderr, and returns the exit
-// code. It reads $YRPC_ZK for the default server.
+// code. It reads the environment with os.Getenv.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{stdout: stdout, stderr: stderr, now: time.Now, server: os.Getenv("YRPC_ZK")}
+	return Env{Stdout: stdout, Stderr: stderr}.Run(ctx, args)
+}
+
+// Run runs `yrpcc ctl` with args and returns the exit code.
+func (e Env) Run(ctx context.Context, args []string) int {
+	if e.Stdout == nil {
+		e.Stdout = io.Discard
+	}
+	if e.Stderr == nil {
+		e.Stderr = io.Discard
+	}
+	if e.Getenv == nil {
+		e.Getenv = os.Getenv
+	}
+	if e.Now == nil {
+		e.Now = time.Now
+	}
+	c := &cli{Env: e, server: e.Getenv(EnvServer)}
 	if c.server == "" {
 		c.server = DefaultServer
 	}
@@ -62,10 +119,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // cli is one invocation.
 type cli struct {
-	stdout, stderr io.Writer
-	now            func() time.Time
-	server         string
-	root           string
+	Env
+	server string
+	root   string
 }
 
 // usageError marks errors that exit with ExitUsage.
@@ -82,13 +138,13 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	case err == nil:
 		return ExitOK
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(c.stdout, usage)
+		fmt.Fprint(c.Stdout, usage)
 		return ExitOK
 	case errors.As(err, &ue):
-		fmt.Fprintf(c.stderr, "yrpcc ctl: %v (see yrpcc ctl --help)\n", err)
+		fmt.Fprintf(c.Stderr, "yrpcc ctl: %v (see yrpcc ctl --help)\n", err)
 		return ExitUsage
 	default:
-		fmt.Fprintf(c.stderr, "yrpcc ctl: %v\n", err)
+		fmt.Fprintf(c.Stderr, "yrpcc ctl: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
 		return ExitError
 	}
 }
@@ -96,9 +152,30 @@ func (c *cli) run(ctx context.Context, args []string) int {
 // cmdFlags are the flags every command accepts, anywhere on the line.
 type cmdFlags struct {
 	group, version string
-	json, perApp   bool
-	force          bool
+	json           jsonFlag
+	perApp         bool
+	always         bool
+	force, dryRun  bool
 	forDur         time.Duration
+	schema         string
+	auth, acl      string // secret; never printed
+}
+
+// jsonFlag is `ls --json` (a switch) and `mock ... value --json J`: the
+// JSON may follow as --json=J or as the next word.
+type jsonFlag struct {
+	set  bool
+	text string
+}
+
+func (j *jsonFlag) String() string   { return "" }
+func (j *jsonFlag) IsBoolFlag() bool { return true }
+func (j *jsonFlag) Set(s string) error {
+	j.set = true
+	if s != "true" {
+		j.text = s
+	}
+	return nil
 }
 
 func (c *cli) flagSet(f *cmdFlags) *flag.FlagSet {
@@ -108,10 +185,17 @@ func (c *cli) flagSet(f *cmdFlags) *flag.FlagSet {
 	fs.StringVar(&c.root, "root", zkreg.DefaultRoot, "root path of yrpc in ZooKeeper")
 	fs.StringVar(&f.group, "group", "", "service group")
 	fs.StringVar(&f.version, "version", "", "service version")
-	fs.BoolVar(&f.json, "json", false, "ls: print JSON")
+	fs.Var(&f.json, "json", "ls: print JSON; mock value: the value")
 	fs.BoolVar(&f.perApp, "per-app", false, "limit: per calling app instead of per client IP")
-	fs.BoolVar(&f.force, "force", false, "mock: answer every call, not only failed ones")
+	fs.BoolVar(&f.always, "always", false, "mock: answer every call, not only failed ones")
+	fs.BoolVar(&f.force, "force", false, "write even what the checks refuse")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the change, write nothing")
 	fs.DurationVar(&f.forDur, "for", 0, "mock: expire after this long (0: never)")
+	fs.StringVar(&f.schema, "schema", "", "mock value: the schema package directory")
+	// String flags that never fail to parse: the flag package would
+	// print a rejected value in its error.
+	fs.StringVar(&f.auth, "auth", "", "ZooKeeper credentials, digest:USER:PASSWORD (default $YRPC_ZK_AUTH)")
+	fs.StringVar(&f.acl, "acl", "", "the registry's roles, providers=ID,operators=ID (default $YRPC_ZK_ACL)")
 	return fs
 }
 
@@ -150,46 +234,38 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 	if err := checkArgs(cmd, words); err != nil {
 		return err
 	}
+	opts, err := c.registryOptions(f)
+	if err != nil {
+		return err
+	}
 	if cmd == "ls" {
-		reg, err := c.connect(ctx)
+		reg, err := c.connect(ctx, opts)
 		if err != nil {
 			return err
 		}
 		defer reg.Close()
 		return c.ls(ctx, reg, f, words)
 	}
-	plan, ok := map[string]func(cmdFlags, []string) (edit, error){
-		"drain":   drain(true),
-		"undrain": drain(false),
-		"weight":  weight,
-		"limit":   limit,
-		"mock":    c.mock,
-	}[cmd]
-	if !ok {
-		return usagef("unknown command %q", cmd)
-	}
 	// Check the whole command line before connecting.
-	e, err := plan(f, words)
+	e, err := c.plan(ctx, cmd, f, words)
 	if err != nil {
 		return err
 	}
-	reg, err := c.connect(ctx)
+	reg, err := c.connect(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer reg.Close()
-	if err := reg.UpdateConfig(ctx, e.key, e.fn); err != nil {
-		return err
+	if !f.force {
+		ls, err := reg.List(ctx)
+		if err != nil {
+			return err
+		}
+		if err := e.check(newCatalog(ls), c.Stderr); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintf(c.stdout, "%s: %s\n", e.key, e.what)
-	return nil
-}
-
-// edit is a validated config change.
-type edit struct {
-	key  registry.Key
-	what string // for the confirmation line
-	fn   func(*registry.Config) error
+	return c.apply(ctx, reg, e, f, opts)
 }
 
 // checkArgs validates the number of words before connecting.
@@ -202,7 +278,7 @@ func checkArgs(cmd string, words []string) error {
 		lo, hi = 2, 2
 	case "weight":
 		lo, hi = 3, 3
-	case "limit":
+	case "limit", "rm":
 		lo, hi = 2, 3
 	case "mock":
 		lo, hi = 3, 5
@@ -215,155 +291,112 @@ func checkArgs(cmd string, words []string) error {
 	return nil
 }
 
-func (c *cli) connect(ctx context.Context) (*zkreg.Registry, error) {
+// registryOptions reads the credentials and roles from the flags or the
+// environment. Its errors name where a bad value came from, never the
+// value.
+func (c *cli) registryOptions(f cmdFlags) (zkreg.Options, error) {
 	var servers []string
 	for _, s := range strings.Split(c.server, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			servers = append(servers, s)
 		}
 	}
+	o := zkreg.Options{Servers: servers, Root: c.root, FailFast: true}
+	auth, authFrom := f.auth, "--auth"
+	if auth == "" {
+		auth, authFrom = c.Getenv(EnvAuth), "$"+EnvAuth
+	}
+	acl, aclFrom := f.acl, "--acl"
+	if acl == "" {
+		acl, aclFrom = c.Getenv(EnvACL), "$"+EnvACL
+	}
+	var roles zkreg.Roles
+	if auth != "" {
+		cred, err := zkreg.ParseCredential(auth)
+		if err != nil {
+			return o, usagef("%s: %v", authFrom, err)
+		}
+		o.Auth = []zkreg.Credential{cred}
+		roles.Operators = cred.DigestID()
+	}
+	if acl != "" {
+		r, err := zkreg.ParseRoles(acl)
+		if err != nil {
+			return o, usagef("%s: %v", aclFrom, err)
+		}
+		if r.Operators == "" {
+			r.Operators = roles.Operators
+		}
+		roles = r
+	}
+	if roles.Operators != "" {
+		p, err := zkreg.DigestPolicy(roles)
+		if err != nil {
+			return o, usagef("%s: %v", aclFrom, err)
+		}
+		o.ACL = p
+	}
+	return o, nil
+}
+
+func (c *cli) connect(ctx context.Context, opts zkreg.Options) (*zkreg.Registry, error) {
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
-	reg, err := zkreg.New(ctx, zkreg.Options{Servers: servers, Root: c.root})
+	reg, err := zkreg.New(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("connect to ZooKeeper %s: %w", c.server, err)
+		return nil, fmt.Errorf("connect to ZooKeeper %s: %w (point yrpcc ctl at your ZooKeeper with -zk HOST:PORT or $%s)", c.server, err, EnvServer)
 	}
 	return reg, nil
 }
 
-func key(service string, f cmdFlags) registry.Key {
-	return registry.Key{Service: service, Group: f.group, Version: f.version}
-}
-
-func drain(on bool) func(cmdFlags, []string) (edit, error) {
-	return func(f cmdFlags, w []string) (edit, error) {
-		addr := w[1]
-		what := "drained " + addr
-		if !on {
-			what = "undrained " + addr
-		}
-		return edit{key(w[0], f), what, func(cfg *registry.Config) error {
-			setInstance(cfg, addr, func(ic *registry.InstanceConfig) { ic.Draining = on })
-			return nil
-		}}, nil
-	}
-}
-
-func weight(f cmdFlags, w []string) (edit, error) {
-	addr := w[1]
-	n, err := strconv.Atoi(w[2])
-	if err != nil || n < 0 {
-		return edit{}, usagef("weight: bad weight %q (want an integer >= 0)", w[2])
-	}
-	what := fmt.Sprintf("weight of %s set to %d", addr, n)
-	if n == 0 {
-		what = "weight override of " + addr + " removed"
-	}
-	return edit{key(w[0], f), what, func(cfg *registry.Config) error {
-		setInstance(cfg, addr, func(ic *registry.InstanceConfig) { ic.Weight = n })
-		return nil
-	}}, nil
-}
-
-// setInstance edits the override of addr, dropping it when it becomes empty.
-func setInstance(cfg *registry.Config, addr string, edit func(*registry.InstanceConfig)) {
-	ic := cfg.Instances[addr]
-	edit(&ic)
-	if ic == (registry.InstanceConfig{}) {
-		delete(cfg.Instances, addr)
-		if len(cfg.Instances) == 0 {
-			cfg.Instances = nil
-		}
-		return
-	}
-	if cfg.Instances == nil {
-		cfg.Instances = make(map[string]registry.InstanceConfig)
-	}
-	cfg.Instances[addr] = ic
-}
-
-func limit(f cmdFlags, w []string) (edit, error) {
-	k := key(w[0], f)
-	if len(w) == 2 {
-		if w[1] != "off" {
-			return edit{}, usagef("limit: want RATE BURST or off, got %q", w[1])
-		}
-		return edit{k, "rate limit removed", func(cfg *registry.Config) error {
-			cfg.RateLimit = nil
-			return nil
-		}}, nil
-	}
-	rate, err := strconv.ParseFloat(w[1], 64)
-	if err != nil || rate <= 0 {
-		return edit{}, usagef("limit: bad rate %q (want a number > 0)", w[1])
-	}
-	burst, err := strconv.Atoi(w[2])
-	if err != nil || burst < 1 {
-		return edit{}, usagef("limit: bad burst %q (want an integer >= 1)", w[2])
-	}
-	rl := registry.RateLimit{Rate: rate, Burst: burst, PerApp: f.perApp}
-	return edit{k, "rate limit set to " + describeLimit(rl), func(cfg *registry.Config) error {
-		cfg.RateLimit = &rl
-		return nil
-	}}, nil
-}
-
-func (c *cli) mock(f cmdFlags, w []string) (edit, error) {
-	k, method, action, rest := key(w[0], f), w[1], w[2], w[3:]
-	if action == "off" {
-		if len(rest) != 0 {
-			return edit{}, usagef("mock: off takes no arguments")
-		}
-		return edit{k, "mock of " + method + " removed", func(cfg *registry.Config) error {
-			delete(cfg.Mocks, method)
-			if len(cfg.Mocks) == 0 {
-				cfg.Mocks = nil
-			}
-			return nil
-		}}, nil
-	}
-	m := registry.MockConfig{Force: f.force}
-	switch action {
-	case "empty":
-		if len(rest) != 0 {
-			return edit{}, usagef("mock: empty takes no arguments")
-		}
-		m.Action = "empty"
-	case "fail":
-		if len(rest) == 0 {
-			return edit{}, usagef("mock: fail needs a CODE")
-		}
-		code, err := rt.ParseCode(rest[0])
-		if err != nil || code == rt.OK {
-			return edit{}, usagef("mock: bad code %q (want a status name such as Unavailable)", rest[0])
-		}
-		m.Action, m.Code = "fail", code.String()
-		if len(rest) > 1 {
-			m.Message = rest[1]
-		}
-	case "value-hex":
-		if len(rest) != 1 {
-			return edit{}, usagef("mock: value-hex needs one HEX argument")
-		}
-		b, err := hex.DecodeString(rest[0])
+// apply writes e (or, with --dry-run, computes it) and prints the change.
+func (c *cli) apply(ctx context.Context, reg *zkreg.Registry, e edit, f cmdFlags, opts zkreg.Options) error {
+	var before, after registry.Config
+	if f.dryRun {
+		cur, err := reg.Config(ctx, e.key)
 		if err != nil {
-			return edit{}, usagef("mock: bad hex value: %v", err)
+			return err
 		}
-		m.Action, m.Value = "value", b
-	default:
-		return edit{}, usagef("mock: unknown action %q (want empty, fail, value-hex or off)", action)
-	}
-	if f.forDur < 0 {
-		return edit{}, usagef("mock: negative --for %v", f.forDur)
-	}
-	if f.forDur > 0 {
-		m.Expires = c.now().Add(f.forDur).UTC().Round(time.Second)
-	}
-	return edit{k, "mock of " + method + " set: " + describeMock(m, c.now()), func(cfg *registry.Config) error {
-		if cfg.Mocks == nil {
-			cfg.Mocks = make(map[string]registry.MockConfig)
+		before, after = cur, cur.Clone()
+		if err := e.fn(&after); err != nil {
+			return err
 		}
-		cfg.Mocks[method] = m
-		return nil
-	}}, nil
+	} else {
+		err := reg.UpdateConfig(ctx, e.key, func(cfg *registry.Config) error {
+			before = cfg.Clone()
+			if err := e.fn(cfg); err != nil {
+				return err
+			}
+			after = cfg.Clone()
+			return nil
+		})
+		if err != nil {
+			return explainRefusal(err, e.key, opts)
+		}
+	}
+	changes := diffConfig(before, after, c.Now())
+	if len(changes) == 0 {
+		fmt.Fprintf(c.Stdout, "%s: no change\n", e.key)
+	}
+	for _, ch := range changes {
+		fmt.Fprintf(c.Stdout, "%s: %s\n", e.key, ch)
+	}
+	if f.dryRun {
+		fmt.Fprintln(c.Stdout, "dry run: nothing written")
+	}
+	return nil
+}
+
+// explainRefusal tells an operator what to do when ZooKeeper (or the ACL
+// policy) refused a write.
+func explainRefusal(err error, key registry.Key, opts zkreg.Options) error {
+	switch {
+	case errors.Is(err, zkreg.ErrNoACL):
+		return fmt.Errorf("%s has no nodes yet, and creating them needs the registry's roles: give them with --acl providers=ID,operators=ID or $%s (%w)", key, EnvACL, err)
+	case !errors.Is(err, zk.ErrNoAuth):
+		return err
+	case len(opts.Auth) == 0:
+		return fmt.Errorf("ZooKeeper refused to write the config of %s (%w): the registry is locked down; give an operator's credentials with --auth digest:USER:PASSWORD or $%s", key, zk.ErrNoAuth, EnvAuth)
+	}
+	return fmt.Errorf("ZooKeeper refused to write the config of %s (%w): the credentials of user %q (--auth or $%s) may not write it; give an operator's", key, zk.ErrNoAuth, opts.Auth[0].User(), EnvAuth)
 }

@@ -22,12 +22,19 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 // ctl runs one command against the test root and returns its exit code
-// and output.
+// and output. The environment is empty.
 func ctl(t *testing.T, zk, root string, args ...string) (int, string, string) {
 	t.Helper()
+	return ctlEnv(t, nil, zk, root, args...)
+}
+
+// ctlEnv is ctl with environment variables.
+func ctlEnv(t *testing.T, env map[string]string, zk, root string, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	c := &cli{stdout: &out, stderr: &errb, now: func() time.Time { return now }, server: zk}
-	code := c.run(context.Background(), append([]string{"-root", root}, args...))
+	e := Env{Stdout: &out, Stderr: &errb, Now: func() time.Time { return now },
+		Getenv: func(k string) string { return env[k] }}
+	code := e.Run(context.Background(), append([]string{"-zk", zk, "-root", root}, args...))
 	return code, out.String(), errb.String()
 }
 
@@ -43,11 +50,20 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--bogus", "ls"}, ExitUsage, "flag provided but not defined"},
 		{[]string{"weight", "a.B", "x:1", "-3"}, ExitUsage, "flag provided but not defined"},
 		{[]string{"weight", "a.B", "x:1", "heavy"}, ExitUsage, "bad weight"},
+		{[]string{"weight", "a.B", "x:1", "10001"}, ExitUsage, "want an integer in 0..10000"},
+		{[]string{"rm", "a.B", "mock"}, ExitUsage, "want limit, all, mock METHOD or instance ADDR"},
+		{[]string{"rm", "a.B", "everything"}, ExitUsage, `unknown entry "everything"`},
+		{[]string{"mock", "a.B", "Get", "value", "--schema", "./s"}, ExitUsage, "needs --json"},
+		{[]string{"mock", "a.B", "Get", "value", "--json={}"}, ExitUsage, "needs --schema DIR"},
+		{[]string{"mock", "a.B", "Get", "value", "--json", "{}", "--schema", "./s"}, ExitUsage, "needs yrpcc's schema loader"},
+		{[]string{"--auth", "digest:ops", "ls"}, ExitUsage, "--auth: zkreg: digest credential: want USER:PASSWORD"},
+		{[]string{"--acl", "operators=ops:pw", "ls"}, ExitUsage, "--acl: zkreg: roles: operators"},
 		{[]string{"limit", "a.B", "on"}, ExitUsage, "want RATE BURST or off"},
 		{[]string{"limit", "a.B", "0", "1"}, ExitUsage, "bad rate"},
 		{[]string{"mock", "a.B", "Get", "fail", "Nope"}, ExitUsage, "bad code"},
 		{[]string{"mock", "a.B", "Get", "value-hex", "zz"}, ExitUsage, "bad hex"},
 		{[]string{"mock", "a.B", "Get", "explode"}, ExitUsage, "unknown action"},
+		{[]string{"mock", "a.B", "Get", "empty", "--force=maybe"}, ExitUsage, "invalid boolean value"},
 		{[]string{"ls", "--help"}, ExitOK, ""},
 	}
 	for _, tc := range tests {
@@ -72,8 +88,10 @@ func TestUnreachable(t *testing.T) {
 	defer cancel()
 	var out, errb bytes.Buffer
 	code := Run(ctx, []string{"-zk", "127.0.0.1:1", "ls"}, &out, &errb)
-	if code != ExitError || !strings.Contains(errb.String(), "connect to ZooKeeper 127.0.0.1:1") {
-		t.Errorf("Run = %d, %q", code, errb.String())
+	for _, want := range []string{"connect to ZooKeeper 127.0.0.1:1", "connection refused", "-zk HOST:PORT or $YRPC_ZK"} {
+		if code != ExitError || !strings.Contains(errb.String(), want) {
+			t.Errorf("Run = %d, %q; want %q", code, errb.String(), want)
+		}
 	}
 }
 
@@ -87,10 +105,11 @@ func TestAgainstZooKeeper(t *testing.T) {
 	}
 	defer reg.Close()
 	k := registry.Key{Service: "users.Users", Group: "HK", Version: "1.2.0"}
+	methods := []string{"Create", "Get", "List"}
 	for _, e := range []registry.Endpoint{
 		{Key: k, Role: registry.Provider, Addr: "10.0.0.1:7001", Weight: 100, App: "users",
-			Tags: map[string]string{"zone": "hk-1"}, StartTime: now.Add(-90 * time.Second)},
-		{Key: k, Role: registry.Provider, Addr: "10.0.0.2:7001", App: "users", StartTime: now.Add(-time.Hour)},
+			Tags: map[string]string{"zone": "hk-1"}, StartTime: now.Add(-90 * time.Second), Methods: methods, Token: "tok-Secret"},
+		{Key: k, Role: registry.Provider, Addr: "10.0.0.2:7001", App: "users", StartTime: now.Add(-time.Hour), Methods: methods},
 		{Key: k, Role: registry.Consumer, Addr: "10.0.9.9:web-1", App: "web", StartTime: now.Add(-time.Minute)},
 	} {
 		if err := reg.Register(ctx, e); err != nil {
@@ -105,25 +124,26 @@ func TestAgainstZooKeeper(t *testing.T) {
 		want string
 		cond func(registry.Config) bool
 	}{
-		{[]string{"drain", "users.Users", "10.0.0.1:7001", "--group", "HK", "--version", "1.2.0"}, "drained 10.0.0.1:7001",
+		{[]string{"drain", "users.Users", "10.0.0.1:7001", "--group", "HK", "--version", "1.2.0"}, "users.Users[HK]@1.2.0: instance 10.0.0.1:7001: (none) -> draining\n",
 			func(c registry.Config) bool { return c.Instances["10.0.0.1:7001"].Draining }},
-		{[]string{"weight", "--group=HK", "--version=1.2.0", "users.Users", "10.0.0.2:7001", "50"}, "weight of 10.0.0.2:7001 set to 50",
+		{[]string{"weight", "--group=HK", "--version=1.2.0", "users.Users", "10.0.0.2:7001", "50"}, "instance 10.0.0.2:7001: (none) -> serving, weight 50\n",
 			func(c registry.Config) bool { return c.Instances["10.0.0.2:7001"].Weight == 50 }},
-		{[]string{"limit", "users.Users", "300", "500", "--per-app", "--group", "HK", "--version", "1.2.0"}, "300/s burst 500 per app",
+		{[]string{"limit", "users.Users", "300", "500", "--per-app", "--group", "HK", "--version", "1.2.0"}, "limit: (none) -> 300/s burst 500 per app\n",
 			func(c registry.Config) bool {
 				return c.RateLimit != nil && c.RateLimit.Burst == 500 && c.RateLimit.PerApp
 			}},
-		{[]string{"mock", "users.Users", "Get", "fail", "Unavailable", "down for maintenance", "--force", "--for", "10m", "--group", "HK", "--version", "1.2.0"}, "fail Unavailable",
+		{[]string{"mock", "users.Users", "Get", "fail", "Unavailable", "down for maintenance", "--always", "--for", "10m", "--group", "HK", "--version", "1.2.0"},
+			`mock Get: (none) -> fail Unavailable "down for maintenance", forced, expires 2026-11-29T12:10:00Z (in 10m0s)` + "\n",
 			func(c registry.Config) bool {
 				m := c.Mocks["Get"]
 				return m.Force && m.Code == "Unavailable" && m.Expires.Equal(now.Add(10*time.Minute))
 			}},
-		{[]string{"mock", "users.Users", "Create", "value-hex", "0a03616263", "--group", "HK", "--version", "1.2.0"}, "value 5 bytes, on failure",
+		{[]string{"mock", "users.Users", "Create", "value-hex", "0a03616263", "--group", "HK", "--version", "1.2.0"}, "mock Create: (none) -> value 5 bytes, on failure\n",
 			func(c registry.Config) bool { return string(c.Mocks["Create"].Value) == "\x0a\x03abc" }},
 	}
 	for _, s := range steps {
 		code, out, errs := ctl(t, zk, root, s.args...)
-		if code != ExitOK || !strings.Contains(out, s.want) {
+		if code != ExitOK || !strings.HasSuffix(out, s.want) || strings.Count(out, "\n") != 1 {
 			t.Fatalf("ctl %q = %d, %q, %q; want %q", s.args, code, out, errs, s.want)
 		}
 		rec.waitConfig(t, strings.Join(s.args, " "), s.cond)
@@ -156,22 +176,29 @@ func TestAgainstZooKeeper(t *testing.T) {
 		!got[0].Config.Instances["10.0.0.1:7001"].Draining {
 		t.Errorf("ls --json = %+v", got)
 	}
+	if strings.Contains(out, "tok-Secret") || !strings.Contains(out, `"token": "REDACTED"`) {
+		t.Errorf("ls --json shows a registry token:\n%s", out)
+	}
 
 	for _, s := range []struct {
 		args []string
+		want string
 		cond func(registry.Config) bool
 	}{
-		{[]string{"undrain", "users.Users", "10.0.0.1:7001", "--group", "HK", "--version", "1.2.0"},
+		{[]string{"undrain", "users.Users", "10.0.0.1:7001", "--group", "HK", "--version", "1.2.0"}, "instance 10.0.0.1:7001: draining -> (none)\n",
 			func(c registry.Config) bool { _, ok := c.Instances["10.0.0.1:7001"]; return !ok }},
-		{[]string{"limit", "users.Users", "off", "--group", "HK", "--version", "1.2.0"},
+		{[]string{"limit", "users.Users", "off", "--group", "HK", "--version", "1.2.0"}, "limit: 300/s burst 500 per app -> (none)\n",
 			func(c registry.Config) bool { return c.RateLimit == nil }},
-		{[]string{"mock", "users.Users", "Get", "off", "--group", "HK", "--version", "1.2.0"},
+		{[]string{"mock", "users.Users", "Get", "off", "--group", "HK", "--version", "1.2.0"}, "forced, expires 2026-11-29T12:10:00Z (in 10m0s) -> (none)\n",
 			func(c registry.Config) bool { _, ok := c.Mocks["Get"]; return !ok }},
+		{[]string{"undrain", "users.Users", "10.0.0.1:7001", "--group", "HK", "--version", "1.2.0"}, "users.Users[HK]@1.2.0: no change\n", nil},
 	} {
-		if code, out, errs := ctl(t, zk, root, s.args...); code != ExitOK {
-			t.Fatalf("ctl %q = %d, %q, %q", s.args, code, out, errs)
+		if code, out, errs := ctl(t, zk, root, s.args...); code != ExitOK || !strings.HasSuffix(out, s.want) {
+			t.Fatalf("ctl %q = %d, %q, %q; want %q", s.args, code, out, errs, s.want)
 		}
-		rec.waitConfig(t, strings.Join(s.args, " "), s.cond)
+		if s.cond != nil {
+			rec.waitConfig(t, strings.Join(s.args, " "), s.cond)
+		}
 	}
 }
 

@@ -385,6 +385,9 @@ func testBadEndpoints(t *testing.T, newReg func(*testing.T) registry.Registry) {
 		{Role: registry.Provider, Addr: "a:1"},                     // no service
 		{Key: k, Role: "boss", Addr: "a:1"},                        // bad role
 		{Key: k, Role: registry.Provider, Addr: "a:1", Weight: -1}, // bad weight
+		{Key: k, Role: registry.Provider, Addr: "a:1", Weight: registry.MaxWeight + 1},
+		{Key: k, Role: registry.Provider, Addr: "a"}, // not host:port
+		{Key: k, Role: registry.Provider, Addr: "a:1", PayloadVersion: registry.PayloadVersion + 1},
 	} {
 		if err := r.Register(ctx(t), e); err == nil {
 			t.Errorf("Register(%+v) = nil, want an error", e)

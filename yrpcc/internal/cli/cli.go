@@ -14,7 +14,6 @@ import (
 
 	"github.com/yrpc/yrpc/gen"
 	"github.com/yrpc/yrpc/gen/load"
-	"github.com/yrpc/yrpc/zkreg/zkctl"
 )
 
 // Version is yrpcc's version, printed by `yrpcc version`.
@@ -251,7 +250,7 @@ func (e *Env) runVersion(_ context.Context, args []string) error {
 // runCtl hands the arguments to zkctl, which prints its own results and
 // one-line errors.
 func (e *Env) runCtl(ctx context.Context, args []string) error {
-	if code := zkctl.Run(ctx, args, e.Stdout, e.Stderr); code != 0 {
+	if code := e.ctl(ctx, args); code != 0 {
 		return &exitError{code: code}
 	}
 	return nil

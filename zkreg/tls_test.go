@@ -1,0 +1,160 @@
+package zkreg
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yrpc/yrpc/internal/zktest"
+	"github.com/yrpc/yrpc/rt/registry"
+	"github.com/yrpc/yrpc/rt/registry/registrytest"
+)
+
+// nettyJars are what Debian's ZooKeeper 3.8 needs on its class path for a
+// TLS client port (its manifest leaves Netty's codec out).
+var nettyJars = []string{"/usr/share/java/netty-codec.jar", "/usr/share/java/netty-resolver.jar"}
+
+// TestTLS runs a locked-down registry over TLS to ZooKeeper's
+// secureClientPort (a server of the test's own, with a certificate made
+// here), and checks that a client that does not trust the server's CA
+// gets no session and an error naming the handshake.
+func TestTLS(t *testing.T) {
+	zktest.Addr(t) // runs with the other ZooKeeper tests
+	for _, j := range nettyJars {
+		if _, err := os.Stat(j); err != nil {
+			t.Skipf("no %s (Debian's libnetty-java): cannot serve TLS", j)
+		}
+	}
+	dir := t.TempDir()
+	caPEM, certPEM, keyPEM := makeCerts(t)
+	write := func(name string, parts ...[]byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, bytes.Join(parts, nil), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	keyStore, trustStore := write("server.pem", keyPEM, certPEM), write("ca.pem", caPEM)
+	secure := freeAddr(t)
+	_, port, _ := net.SplitHostPort(secure)
+	zktest.StartServerWith(t, zktest.ServerOptions{
+		Config: []string{
+			"secureClientPort=" + port,
+			"secureClientPortAddress=127.0.0.1",
+			"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+			"ssl.keyStore.location=" + keyStore,
+			"ssl.keyStore.type=PEM",
+			"ssl.trustStore.location=" + trustStore,
+			"ssl.trustStore.type=PEM",
+			"ssl.clientAuth=none",
+		},
+		Jars: nettyJars,
+	})
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatal("bad CA PEM")
+	}
+	e := &env{t: t, zk: secure, root: "/yrpctls"}
+	o := e.options()
+	o.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	o.ACL, o.Auth = lockedPolicy(t), []Credential{provCred, opsCred}
+	p := e.open(o)
+	c := e.open(Options{Servers: []string{secure}, Root: e.root, SessionTimeout: testSession, TLS: &tls.Config{RootCAs: pool}})
+	k := registry.Key{Service: "pkg.TLS"}
+	mustRegister(t, p, prov(k, "10.0.0.1:80"))
+	h := watchHistory(t, c, k)
+	h.WaitFor(t, "the provider, over TLS", registrytest.HasAddrs("10.0.0.1:80"))
+	if err := p.UpdateConfig(context.Background(), k, func(cfg *registry.Config) error {
+		cfg.RateLimit = &registry.RateLimit{Rate: 5, Burst: 5}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitFor(t, "the config, over TLS", func(s registry.Snapshot) bool { return s.Config.RateLimit != nil })
+
+	for _, tc := range []struct {
+		name string
+		tls  *tls.Config
+		want string
+	}{
+		{"untrusted CA", &tls.Config{}, "certificate signed by unknown authority"},
+		{"wrong name", &tls.Config{RootCAs: pool, ServerName: "zk.example"}, "zk.example"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		start := time.Now()
+		r, err := New(ctx, Options{Servers: []string{secure}, TLS: tc.tls, FailFast: true})
+		t.Logf("%s: %v after %v", tc.name, err, time.Since(start).Round(time.Millisecond))
+		cancel()
+		if err == nil {
+			r.Close()
+			t.Errorf("%s: New = nil error", tc.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), "TLS handshake with "+secure) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: New = %v; want the TLS handshake error (%q)", tc.name, err, tc.want)
+		}
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// makeCerts returns a CA and a server certificate for 127.0.0.1 signed by
+// it, with the server's PKCS #8 key, in PEM.
+func makeCerts(t *testing.T) (caPEM, certPEM, keyPEM []byte) {
+	t.Helper()
+	newKey := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	caKey, srvKey := newKey(), newKey()
+	now := time.Now()
+	ca := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "yrpc test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "zookeeper"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	srvDER, err := x509.CreateCertificate(rand.Reader, srv, ca, &srvKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(srvKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+}
