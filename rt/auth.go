@@ -2,7 +2,9 @@ package rt
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"strings"
 )
@@ -171,4 +173,39 @@ func allowed(patterns []string, principal string) bool {
 		}
 	}
 	return false
+}
+
+// ProtocolYRPC names yrpc's own wire protocol in registry payloads.
+const ProtocolYRPC = "yrpc"
+
+// MDToken carries a provider's registry token with each call.
+const MDToken = "yrpc-token"
+
+// WithRegistryToken makes the server, Dubbo-style, generate a random token
+// when it starts, publish it in its registry entries, and refuse calls
+// that do not carry it (Unauthenticated, marked as not run so that the
+// client may try another provider). Clients attach the token of the
+// provider they picked, from the registry, without configuration.
+//
+// What it stops: callers that bypass the registry — a client given the
+// provider's address by hand, a scan of the network. What it does not
+// stop: anyone who can read the registry can read the token; lock the
+// registry's reads down (zkreg's ACLs) and use TLS where that matters. The
+// token travels with every call: in plaintext only to providers that do
+// not require TLS (see WithTLS). Default: off.
+func WithRegistryToken(on bool) ServerOption {
+	return serverOption(func(c *serverConfig) { c.registryToken = on })
+}
+
+// newRegistryToken returns 128 random bits, hex encoded.
+func newRegistryToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
+// tokenOK reports whether a call's metadata carries the server's registry
+// token (compared in constant time); true when the server has none.
+func (s *Server) tokenOK(md MD) bool {
+	return s.token == "" || subtle.ConstantTimeCompare([]byte(md.Get(MDToken)), []byte(s.token)) == 1
 }

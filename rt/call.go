@@ -283,7 +283,14 @@ func (a *attempt) run() error {
 	k := a.k
 	m := k.info.Method
 	a.lost, a.p.MD = nil, nil
-	a.md = requestMD(a.md[:0], a.ctx, k.c.o.app, a.n, k.st.keyMD, k.creds)
+	meta := a.ep.meta.Load()
+	if meta.tls && k.c.o.tls == nil {
+		// Not attempted: nothing for the breaker to count.
+		a.ep.br.Release(a.ticket)
+		a.end = k.c.o.clock.Now()
+		return &errNotSent{Errorf(FailedPrecondition, "%s: provider %s requires TLS: configure the client with rt.WithTLS", m.FullName, a.ep.addr)}
+	}
+	a.md = requestMD(a.md[:0], a.ctx, k.c.o.app, a.n, k.st.keyMD, k.creds, meta.token)
 	a.req = conn.Request{Method: m.ID, Name: m.FullName, Oneway: m.Oneway, Deadline: a.deadline,
 		Req: k.req, Resp: a.resp, MD: a.md, WantMD: k.opts.respMD != nil}
 	cn, err := a.ep.pool.Get(a.ctx)
@@ -299,7 +306,19 @@ func (a *attempt) run() error {
 	}
 	if err != nil {
 		err = fromConn(err)
+		if CodeOf(err) == Unimplemented && IsRemote(err) {
+			// The server knows the method by its ID only.
+			e := unwrapNotSent(err).(*Error)
+			e.Message = m.FullName + ": " + e.Message
+		}
 	}
+	return a.done(err)
+}
+
+// done records the end of the attempt, reports it and settles it with
+// the provider's breaker; it returns err.
+func (a *attempt) done(err error) error {
+	k, m := a.k, a.k.info.Method
 	a.end = k.c.o.clock.Now()
 	if obs := k.c.o.observer; obs != nil {
 		obs.Observe(metrics.Event{Side: metrics.Client, Service: k.st.sd.Name, Method: m.Name, Instance: a.ep.addr,

@@ -3,6 +3,7 @@ package rt
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"sync"
@@ -53,6 +54,11 @@ func NewClient(opts ...ClientOption) (*Client, error) {
 	case c.o.registry != nil:
 		c.reg = c.o.registry
 	case len(c.o.addrs) > 0:
+		for _, a := range c.o.addrs {
+			if err := registry.CheckAddr(a); err != nil {
+				return nil, fmt.Errorf("rt: new client: WithAddrs: %w", err)
+			}
+		}
 		c.reg, c.ownReg = registry.NewStatic(c.o.addrs...), true
 	default:
 		return nil, errors.New("rt: new client: no providers: use WithRegistry or WithAddrs")

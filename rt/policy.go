@@ -186,9 +186,9 @@ func backoff(p RetryPolicy, n int, u float64) time.Duration {
 }
 
 // requestMD appends a request's metadata to dst: the attempt number of a
-// retry, ctx's outgoing metadata, the app name, the group and version
-// (key), and the credentials' metadata (creds).
-func requestMD(dst MD, ctx context.Context, app string, attempt int, key, creds MD) MD {
+// retry, ctx's outgoing metadata, the app name, and then more (the group
+// and version, the credentials' metadata, the provider's registry token).
+func requestMD(dst MD, ctx context.Context, app string, attempt int, more ...MD) MD {
 	if attempt > 1 {
 		dst = append(dst, MDAttempt, strconv.Itoa(attempt))
 	}
@@ -198,8 +198,10 @@ func requestMD(dst MD, ctx context.Context, app string, attempt int, key, creds 
 	if app != "" {
 		dst = append(dst, MDApp, app)
 	}
-	dst = append(dst, key...)
-	return append(dst, creds...)
+	for _, m := range more {
+		dst = append(dst, m...)
+	}
+	return dst
 }
 
 // ctxError turns a context's error into an *Error naming what waited.

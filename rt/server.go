@@ -47,6 +47,7 @@ type Server struct {
 	workers  workerPool
 	conc     *limiter.Concurrency // nil: no in-flight limit
 	rec      *metrics.Recorder    // the default observer; nil with WithObserver
+	token    string               // the registry token calls must carry; "" without WithRegistryToken
 }
 
 type serviceEntry struct {
@@ -100,6 +101,9 @@ func NewServer(opts ...ServerOption) *Server {
 		done:      make(chan struct{}),
 	}
 	s.rec = s.o.defaultRecorder()
+	if s.o.registryToken {
+		s.token = newRegistryToken()
+	}
 	s.workers.max = 4096
 	if n := s.o.limits.MaxCalls; n > 0 {
 		s.conc = limiter.NewConcurrency(n)
@@ -177,6 +181,15 @@ func (s *Server) serviceNames() string {
 		names[i] = se.key.String()
 	}
 	return strings.Join(names, ", ")
+}
+
+// methodNames lists the service's method names for its registry payload.
+func (se *serviceEntry) methodNames() []string {
+	names := make([]string, len(se.sd.Methods))
+	for i := range se.sd.Methods {
+		names[i] = se.sd.Methods[i].Name
+	}
+	return names
 }
 
 // lookup finds the method with wire ID id.
@@ -317,7 +330,8 @@ func (s *Server) announce(ctx context.Context, lis net.Listener) error {
 	}
 	now := s.o.clock.Now()
 	for _, se := range s.services {
-		e := registry.Endpoint{Key: se.key, Role: registry.Provider, Addr: addr, Weight: s.o.weight, App: s.o.app, Tags: s.o.tags, StartTime: now}
+		e := registry.Endpoint{Key: se.key, Role: registry.Provider, Addr: addr, Weight: s.o.weight, App: s.o.app, Tags: s.o.tags, StartTime: now,
+			TLS: s.o.tls != nil && !s.o.plaintextOK, Token: s.token, Methods: se.methodNames(), Protocols: []string{ProtocolYRPC}}
 		if err := reg.Register(ctx, e); err != nil {
 			return fmt.Errorf("rt: register %s at %s: %w", se.key, addr, err)
 		}

@@ -15,6 +15,7 @@ type serverConfig struct {
 	plaintextOK    bool          // with TLS: accept plaintext too
 	auth           Authenticator // nil: the certificate's identity
 	access         AccessRules
+	registryToken  bool
 }
 
 func newServerConfig(opts []ServerOption) serverConfig {

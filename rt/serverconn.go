@@ -306,6 +306,12 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		}
 		md = MD(kv)
 	}
+	if !s.tokenOK(md) {
+		if !oneway {
+			c.refuse(f.ID, Unauthenticated, me.info.Method.FullName+": no valid registry token: call this provider through the registry")
+		}
+		return nil
+	}
 	if g, v := md.Get(MDGroup), md.Get(MDVersion); g != se.key.Group || v != se.key.Version {
 		if !oneway {
 			c.refuse(f.ID, NotFound, fmt.Sprintf("%s: this server serves %s, not %s", me.info.Method.FullName, se.key, registry.Key{Service: se.key.Service, Group: g, Version: v}))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -155,6 +156,7 @@ func (st *svcState) rebuild(now time.Time) {
 			ep.weight = balance.DefaultWeight
 		}
 		ep.start, ep.tags = p.StartTime, p.Tags
+		ep.setMeta(p)
 		v.eps = append(v.eps, ep)
 	}
 	for addr := range st.eps {
@@ -215,11 +217,30 @@ type endpoint struct {
 	weight int
 	start  time.Time
 	tags   map[string]string
+	meta   atomic.Pointer[endpointMeta] // read by calls, set by rebuild
 	active atomic.Int64
 	br     *breaker.Breaker
 	// lastLost is the last connection whose loss was counted by br.
 	lastLost atomic.Pointer[conn.Conn]
 	pool     *conn.Pool
+}
+
+// endpointMeta is what calls need from a provider's registry payload.
+type endpointMeta struct {
+	tls   bool // the provider accepts only TLS
+	token MD   // its registry token's metadata pair; nil when it has none
+}
+
+// setMeta installs the call-relevant parts of the provider's payload p,
+// when they changed.
+func (ep *endpoint) setMeta(p registry.Endpoint) {
+	m := &endpointMeta{tls: p.TLS}
+	if p.Token != "" {
+		m.token = MD{MDToken, p.Token}
+	}
+	if old := ep.meta.Load(); old == nil || old.tls != m.tls || !slices.Equal(old.token, m.token) {
+		ep.meta.Store(m)
+	}
 }
 
 // svcView is an immutable picture of a service's routable providers.
