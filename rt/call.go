@@ -81,14 +81,16 @@ func (k *call) do(ctx context.Context, req, resp Message) error {
 func (k *call) run() error {
 	m, now := k.info.Method, k.start
 	pol := &m.Policy
-	k.deadline = callDeadline(k.ctx, pol.Timeout, k.opts.timeout, k.c.o.timeout)
 	v := k.st.current(now)
-	if v == nil {
-		if err := k.st.waitReady(k.ctx, m, k.deadline); err != nil {
+	if v == nil || len(v.eps) == 0 && v.draining == 0 {
+		// Discovery is not charged to the method's timeout: its wait is
+		// bounded on its own (WithDiscoveryWait), and by ctx.
+		var err error
+		if v, err = k.st.discover(k.ctx, m); err != nil {
 			return err
 		}
-		v = k.st.current(now)
 	}
+	k.deadline = callDeadline(k.ctx, pol.Timeout, k.opts.timeout, k.c.o.timeout)
 	k.mock = v.mock(k.info.Index, m, now)
 	if k.mock.Mode == MockForce {
 		return k.applyMock("forced")

@@ -11,26 +11,28 @@ import (
 // clientConfig is a Client's configuration.
 type clientConfig struct {
 	sharedConfig
-	addrs        []string
-	dialer       Dialer
-	dialTimeout  time.Duration
-	poolSize     int
-	interceptors []ClientInterceptor
-	timeout      time.Duration
-	balancer     balance.Builder // nil: the schema's, else p2c
-	retryRatio   float64
-	retryFloor   float64
-	debug        bool
-	creds        Credentials
+	addrs         []string
+	dialer        Dialer
+	dialTimeout   time.Duration
+	poolSize      int
+	interceptors  []ClientInterceptor
+	timeout       time.Duration
+	balancer      balance.Builder // nil: the schema's, else p2c
+	retryRatio    float64
+	retryFloor    float64
+	debug         bool
+	creds         Credentials
+	discoveryWait time.Duration
 }
 
 func newClientConfig(opts []ClientOption) clientConfig {
 	c := clientConfig{
-		sharedConfig: defaultShared(),
-		poolSize:     1,
-		dialTimeout:  3 * time.Second,
-		retryRatio:   0.1,
-		retryFloor:   10,
+		sharedConfig:  defaultShared(),
+		poolSize:      1,
+		dialTimeout:   3 * time.Second,
+		retryRatio:    0.1,
+		retryFloor:    10,
+		discoveryWait: DefaultDiscoveryWait,
 	}
 	for _, o := range opts {
 		o.applyToClient(&c)
@@ -88,6 +90,21 @@ func WithBalancer(b balance.Builder) ClientOption {
 // not multiply the load.
 func WithRetryBudget(ratio, floor float64) ClientOption {
 	return clientOption(func(c *clientConfig) { c.retryRatio, c.retryFloor = ratio, floor })
+}
+
+// DefaultDiscoveryWait is the default of WithDiscoveryWait.
+const DefaultDiscoveryWait = 3 * time.Second
+
+// WithDiscoveryWait bounds how long calls wait for a service's providers
+// to become known: after the client starts watching a service, its calls
+// wait (within their context, before their own timeout starts) for the
+// registry's first answer that lists a provider, for at most d from the
+// start of the watch. So the first calls of a program that starts with its
+// providers do not fail with "no provider" while registration and
+// discovery catch up, and a service that has none fails fast once d has
+// passed. Default 3 s.
+func WithDiscoveryWait(d time.Duration) ClientOption {
+	return clientOption(func(c *clientConfig) { c.discoveryWait = d })
 }
 
 // WithDebug makes the client log, at debug level, why each call's

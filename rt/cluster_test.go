@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/yrpc/yrpc/rt"
 	"github.com/yrpc/yrpc/rt/memnet"
 	"github.com/yrpc/yrpc/rt/metrics"
@@ -117,7 +115,7 @@ func newCluster(t *testing.T, n int, cliOpts ...rt.ClientOption) *cluster {
 // starts.
 func newClusterWith(t *testing.T, n int, setup func(i int, impl *testImpl), cliOpts ...rt.ClientOption) *cluster {
 	t.Helper()
-	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+	checkLeaks(t)
 	c := &cluster{t: t, net: memnet.New(), reg: registry.NewMemory(), obs: &countObserver{}, clock: newFakeClock()}
 	for i := 0; i < n; i++ {
 		c.impls = append(c.impls, newTestImpl())
@@ -335,7 +333,7 @@ func TestForkingFirstSuccessWins(t *testing.T) {
 // two seconds of (fake) time: 10 + 2 × 100 = 210 calls get through; another
 // app's client is not affected by the flood.
 func TestRateLimit(t *testing.T) {
-	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+	checkLeaks(t)
 	clock := newFakeClock()
 	n := memnet.New()
 	reg := registry.NewMemory()

@@ -35,7 +35,7 @@ type env struct {
 
 func newEnv(t *testing.T, srvOpts []rt.ServerOption, cliOpts ...rt.ClientOption) *env {
 	t.Helper()
-	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+	checkLeaks(t)
 	e := &env{t: t, impl: newTestImpl(), done: make(chan error, 1)}
 	e.srv = rt.NewServer(srvOpts...)
 	e.srv.RegisterService(&testDesc, e.impl)

@@ -6,7 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/yrpc/yrpc/rt"
 )
@@ -79,6 +82,12 @@ func (t *testImpl) echo(ctx context.Context, req *msg) (*msg, error) {
 		return &msg{S: strings.TrimPrefix(req.S, "reply:")}, nil
 	case req.S == "peer":
 		return &msg{S: rt.PeerAddr(ctx).String()}, nil
+	case req.S == "whoami":
+		p, ok := rt.PeerFrom(ctx)
+		if !ok {
+			return nil, rt.Errorf(rt.Internal, "no peer in the handler's context")
+		}
+		return &msg{S: p.SPIFFEID + "|" + p.CommonName + "|" + p.Principal}, nil
 	case strings.HasPrefix(req.S, "delay:"):
 		d, _ := time.ParseDuration(strings.TrimPrefix(req.S, "delay:"))
 		select {
@@ -171,4 +180,11 @@ func call(ctx context.Context, c *rt.Client, sd *rt.ServiceDesc, m int, s string
 	var resp ownedMsg // as generated messages: decoded by the caller
 	err := c.Invoke(ctx, sd, m, &msg{S: s}, &resp, opts...)
 	return resp.S, err
+}
+
+// checkLeaks fails the test if goroutines started during it are still
+// running at its end (after its other cleanups, registered later, ran).
+func checkLeaks(t *testing.T) {
+	ignore := goleak.IgnoreCurrent() // now: at cleanup it would ignore the leaks too
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 }

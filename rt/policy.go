@@ -64,14 +64,26 @@ func retryable(err error, notRun bool, mode FaultMode, m *MethodDesc, ran, tries
 	if mode != FaultFailover || ran >= tries {
 		return false
 	}
-	// DeadlineExceeded, local or from the server, is the end of a try,
-	// whose deadline may come before the call's; retryWait stops once the
-	// call's own deadline has passed.
-	switch CodeOf(err) {
+	return retryableCode(CodeOf(err))
+}
+
+// retryableCode says which failures of a call that may have run are worth
+// another provider's try. DeadlineExceeded, local or from the server, is
+// the end of a try, whose deadline may come before the call's; retryWait
+// stops once the call's own deadline has passed.
+func retryableCode(c Code) bool {
+	switch c {
 	case Unavailable, DeadlineExceeded, Internal, ResourceExhausted, Aborted:
 		return true
 	}
 	return false
+}
+
+// definitive reports whether err is an answer another provider would
+// give too (an application error, a refusal by the service's rules), so
+// that racing attempts are not worth waiting for.
+func definitive(err error) bool {
+	return IsRemote(err) && !isNotSent(err) && !retryableCode(CodeOf(err))
 }
 
 // isNotSent reports whether err marks a call that provably did not run.

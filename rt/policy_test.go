@@ -247,3 +247,38 @@ func TestTryDeadline(t *testing.T) {
 		})
 	}
 }
+
+// Who may call what: every principal against every method, with rules
+// from the schema (service and method) and from run time (replacing the
+// schema's key by key).
+func TestAccessRules(t *testing.T) {
+	sd := &ServiceDesc{Name: "shop.Catalog", Policy: ServicePolicy{Allow: []string{"spiffe://example.org/ns/shop/*"}},
+		Methods: []MethodDesc{
+			{Name: "Get", FullName: "shop.Catalog/Get"},                                                    // the service's rule
+			{Name: "Put", FullName: "shop.Catalog/Put", Policy: MethodPolicy{Allow: []string{"admin"}}},    // its own
+			{Name: "Ping", FullName: "shop.Catalog/Ping", Policy: MethodPolicy{Allow: []string{"*"}}},      // anyone authenticated
+			{Name: "Drop", FullName: "shop.Catalog/Drop", Policy: MethodPolicy{Allow: []string{"admin"}}},  // replaced at run time
+			{Name: "Open", FullName: "shop.Catalog/Open", Policy: MethodPolicy{Allow: []string{"nobody"}}}, // opened at run time
+		}}
+	runtime := AccessRules{"shop.Catalog/Drop": {}, "shop.Catalog/Open": {"*", "alice"}}
+	web, admin := "spiffe://example.org/ns/shop/sa/web", "admin"
+	want := map[string]map[string]bool{ // principal -> method -> allowed
+		web:                                     {"Get": true, "Put": false, "Ping": true, "Drop": false, "Open": true},
+		admin:                                   {"Get": false, "Put": true, "Ping": true, "Drop": false, "Open": true},
+		"":                                      {"Get": false, "Put": false, "Ping": false, "Drop": false, "Open": false},
+		"spiffe://example.org/ns/shopping/sa/x": {"Get": false, "Put": false, "Ping": true, "Drop": false, "Open": true},
+	}
+	for principal, methods := range want {
+		for i := range sd.Methods {
+			m := &sd.Methods[i]
+			rule := accessRule(sd, m, runtime)
+			if got := allowed(rule, principal); got != methods[m.Name] {
+				t.Errorf("%q calling %s: allowed = %v, want %v (rule %q)", principal, m.Name, got, methods[m.Name], rule)
+			}
+		}
+	}
+	open := &ServiceDesc{Name: "x.Open", Methods: []MethodDesc{{Name: "M", FullName: "x.Open/M"}}}
+	if rule := accessRule(open, &open.Methods[0], nil); rule != nil {
+		t.Errorf("no rules anywhere: rule %q, want nil (no restriction)", rule)
+	}
+}

@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -56,12 +57,12 @@ func (k *call) race(n int, delay time.Duration) error {
 		defer timer.Stop()
 		tick = timer.C
 	}
-	var lastErr error
+	var attemptErr, pickErr error // the last of each
 	for pending > 0 {
 		select {
 		case a := <-results:
 			pending--
-			if a.err == nil && a.resp != nil {
+			if a.err == nil && a.resp != nil || definitive(a.err) {
 				// Cancel the losers and wait for them: they may still
 				// be encoding the request, which the caller owns again
 				// once we return.
@@ -72,10 +73,16 @@ func (k *call) race(n int, delay time.Duration) error {
 				if k.opts.respMD != nil {
 					*k.opts.respMD = a.p.MD
 				}
+				if a.err != nil {
+					return unwrapNotSent(a.err)
+				}
 				return copyMessage(k.resp, a.resp)
 			}
-			if a.err != nil {
-				lastErr = a.err
+			switch {
+			case a.err != nil && a.ep != nil:
+				attemptErr = a.err
+			case a.err != nil:
+				pickErr = a.err
 			}
 			if delay > 0 && sent < n && pending == 0 {
 				// The attempt failed before the hedge delay: hedge now.
@@ -96,10 +103,10 @@ func (k *call) race(n int, delay time.Duration) error {
 			}
 		}
 	}
-	if lastErr == nil {
-		lastErr = errRaceLost
+	if attemptErr == nil {
+		attemptErr = cmp.Or(pickErr, error(errRaceLost))
 	}
-	return unwrapNotSent(lastErr)
+	return unwrapNotSent(attemptErr)
 }
 
 // copyMessage copies src into dst through the wire format (no reflection).

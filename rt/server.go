@@ -37,17 +37,19 @@ type Server struct {
 	closed    bool
 	ticking   bool
 
-	closing  atomic.Bool // refuse new calls with Unavailable
-	goaway   atomic.Bool // GOAWAY sent: listeners closed
-	inflight atomic.Int64
-	drained  chan struct{} // signalled when inflight drops to 0 while closing
-	done     chan struct{} // closed by Close
-	epoch    atomic.Int64  // heartbeat ticks, for idle detection
-	wg       sync.WaitGroup
-	workers  workerPool
-	conc     *limiter.Concurrency // nil: no in-flight limit
-	rec      *metrics.Recorder    // the default observer; nil with WithObserver
-	token    string               // the registry token calls must carry; "" without WithRegistryToken
+	closing   atomic.Bool // refuse new calls with Unavailable
+	goaway    atomic.Bool // GOAWAY sent: listeners closed
+	inflight  atomic.Int64
+	drained   chan struct{} // signalled when inflight drops to 0 while closing
+	ready     chan struct{} // closed once Serve has registered the services
+	readyOnce sync.Once
+	done      chan struct{} // closed by Close
+	epoch     atomic.Int64  // heartbeat ticks, for idle detection
+	wg        sync.WaitGroup
+	workers   workerPool
+	conc      *limiter.Concurrency // nil: no in-flight limit
+	rec       *metrics.Recorder    // the default observer; nil with WithObserver
+	token     string               // the registry token calls must carry; "" without WithRegistryToken
 }
 
 type serviceEntry struct {
@@ -98,6 +100,7 @@ func NewServer(opts ...ServerOption) *Server {
 		conns:     make(map[*serverConn]struct{}),
 		perIP:     make(map[string]int),
 		drained:   make(chan struct{}, 1),
+		ready:     make(chan struct{}),
 		done:      make(chan struct{}),
 	}
 	s.rec = s.o.defaultRecorder()
@@ -110,6 +113,15 @@ func NewServer(opts ...ServerOption) *Server {
 	}
 	return s
 }
+
+// Ready is closed once Serve is accepting on its listener and has
+// registered the server's services in the registry (at once without a
+// registry). A program that starts a server and calls it — or tells others
+// it is up — waits for it:
+//
+//	go srv.Serve(ctx, lis)
+//	<-srv.Ready()
+func (s *Server) Ready() <-chan struct{} { return s.ready }
 
 // Metrics returns a snapshot of the calls the server handled: the default
 // Recorder's; empty when WithObserver replaced it.
@@ -229,6 +241,7 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	if err := s.announce(ctx, lis); err != nil {
 		return err
 	}
+	s.readyOnce.Do(func() { close(s.ready) })
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -29,6 +29,8 @@ type svcState struct {
 	builder    balance.Builder
 	budget     retryBudget
 	ready      chan struct{} // closed with the first snapshot
+	found      chan struct{} // closed with the first snapshot that lists a provider
+	watched    time.Time     // when the watch started (wall clock)
 	view       atomic.Pointer[svcView]
 	stop       func()
 	consumer   registry.Endpoint
@@ -36,6 +38,7 @@ type svcState struct {
 
 	mu        sync.Mutex
 	readyOnce sync.Once
+	foundOnce sync.Once
 	eps       map[string]*endpoint
 	snap      registry.Snapshot
 	closed    bool
@@ -50,7 +53,8 @@ func newSvcState(c *Client, sd *ServiceDesc) (*svcState, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &svcState{c: c, sd: sd, key: key, keyName: key.String(), builder: b, ready: make(chan struct{}), eps: make(map[string]*endpoint)}
+	st := &svcState{c: c, sd: sd, key: key, keyName: key.String(), builder: b, ready: make(chan struct{}), found: make(chan struct{}),
+		watched: time.Now(), eps: make(map[string]*endpoint)}
 	if key.Group != "" {
 		st.keyMD = append(st.keyMD, MDGroup, key.Group)
 	}
@@ -125,6 +129,9 @@ func (st *svcState) update(snap registry.Snapshot) {
 	st.snap = snap
 	st.rebuild(st.c.o.clock.Now())
 	st.readyOnce.Do(func() { close(st.ready) })
+	if len(snap.Providers) > 0 {
+		st.foundOnce.Do(func() { close(st.found) })
+	}
 }
 
 // rebuild makes a new view from the last snapshot. Called with mu held.
@@ -186,29 +193,35 @@ func (st *svcState) current(now time.Time) *svcView {
 	return v
 }
 
-// maxReadyWait bounds the wait for a service's first registry snapshot when
-// the call has no deadline.
-const maxReadyWait = 10 * time.Second
-
-// waitReady waits for the first registry snapshot of the service, until
-// the call's deadline (zero: maxReadyWait).
-func (st *svcState) waitReady(ctx context.Context, m *MethodDesc, deadline time.Time) error {
-	wait := maxReadyWait
-	if !deadline.IsZero() {
-		wait = time.Until(deadline)
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
+// discover returns the view of a call made while the service has no
+// provider yet: it waits, within ctx, for the registry to list one, for
+// at most the client's discovery wait from the start of the service's
+// watch (WithDiscoveryWait). After that, and once providers have been
+// listed, it does not wait: a service that has none fails its calls at
+// once.
+func (st *svcState) discover(ctx context.Context, m *MethodDesc) (*svcView, error) {
 	select {
-	case <-st.ready:
-		return nil
-	case <-ctx.Done():
-		return ctxError(ctx.Err(), m.FullName)
-	case <-st.c.done:
-		return ErrClientClosed
-	case <-t.C:
-		return Errorf(Unavailable, "%s: no providers known for %s yet: the registry has not answered in %v", m.FullName, st.keyName, wait.Round(time.Millisecond))
+	case <-st.found:
+		return st.current(st.c.o.clock.Now()), nil
+	default:
 	}
+	wait := time.Until(st.watched.Add(st.c.o.discoveryWait))
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-st.found:
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, ctxError(ctx.Err(), m.FullName)
+		case <-st.c.done:
+			return nil, ErrClientClosed
+		}
+	}
+	if v := st.current(st.c.o.clock.Now()); v != nil {
+		return v, nil
+	}
+	return nil, Errorf(Unavailable, "%s: no providers known for %s yet: the registry has not answered in %v", m.FullName, st.keyName, st.c.o.discoveryWait)
 }
 
 // endpoint is one provider of one service as the client sees it.

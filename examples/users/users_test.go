@@ -64,7 +64,8 @@ func (u *users) EchoMaps(ctx context.Context, req *userrpc.Maps) (*userrpc.Maps,
 
 func start(t *testing.T) (*userrpc.UsersClient, *users) {
 	t.Helper()
-	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+	ignore := goleak.IgnoreCurrent() // now, not at cleanup: then it would ignore the leaks
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	impl := &users{touched: make(chan int64, 10), ended: make(chan error, 1)}
 	srv := rt.NewServer()
 	userrpc.RegisterUsers(srv, impl)

@@ -67,6 +67,7 @@ type Conn struct {
 	inFlight sock.LoneAvg // calls pending when one is sent
 	err      error        // set once the connection is dead
 	goaway   bool         // the server is shutting down: no new calls
+	reason   string       // the GoAway's reason, when it gave one
 	// unusable is set with err or goaway, for lock-free reads.
 	unusable atomic.Bool
 
@@ -141,6 +142,12 @@ func dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 	go c.w.Loop()
 	go c.background()
 	c.watchIdle()
+	// A server that refuses the connection (e.g. one that requires TLS)
+	// says why right after its preface: hear it before any call is sent.
+	if _, readable := c.peek.State(); readable && c.readUnread() {
+		c.fail(c.goneErr())
+		return nil, c.failure()
+	}
 	return c, nil
 }
 
@@ -179,6 +186,27 @@ func (c *Conn) retire() {
 	c.goaway = true
 	c.unusable.Store(true)
 	c.mu.Unlock()
+}
+
+// retireWith retires the connection on the server's GoAway frame f,
+// keeping its reason for the errors of the calls that it ends.
+func (c *Conn) retireWith(f *wire.Frame) {
+	c.mu.Lock()
+	if len(f.Body) > 0 {
+		c.reason = fmt.Sprintf("%s (code %d)", f.Body, f.Status)
+	}
+	c.mu.Unlock()
+	c.retire()
+}
+
+// goneErr is the error of a connection the server sent away.
+func (c *Conn) goneErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reason != "" {
+		return errorf(Unavailable, "%s went away: %s", c.addr, c.reason)
+	}
+	return errorf(Unavailable, "%s went away", c.addr)
 }
 
 // retiredIdle reports whether the connection is retired and has no calls
@@ -359,6 +387,8 @@ func (c *Conn) fail(err error) {
 	}
 	var ce *Error
 	switch {
+	case (errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)) && c.reason != "":
+		err = errorf(Unavailable, "connection to %s closed after the server said: %s", c.addr, c.reason)
 	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
 		err = errorf(Unavailable, "connection to %s closed", c.addr)
 	case !errors.As(err, &ce):

@@ -266,7 +266,7 @@ func (c *Conn) handle(f *wire.Frame) bool {
 		p.err = p.decode(f, c.addr)
 		p.done <- struct{}{}
 		if c.retiredIdle() {
-			c.fail(errorf(Unavailable, "%s went away", c.addr))
+			c.fail(c.goneErr())
 			return false
 		}
 	case wire.TypePing:
@@ -277,9 +277,9 @@ func (c *Conn) handle(f *wire.Frame) bool {
 	case wire.TypePong:
 		c.pinged.Store(false)
 	case wire.TypeGoAway:
-		c.retire()
+		c.retireWith(f)
 		if c.retiredIdle() {
-			c.fail(errorf(Unavailable, "%s went away", c.addr))
+			c.fail(c.goneErr())
 			return false
 		}
 	default:

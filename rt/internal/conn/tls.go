@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"syscall"
 )
 
 // handshake runs the client side of TLS over nc for a connection to addr:
@@ -22,7 +23,7 @@ func handshake(ctx context.Context, nc net.Conn, cfg *tls.Config, addr string) (
 	}
 	tc := tls.Client(nc, cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
 			return nil, fmt.Errorf("TLS handshake with %s: the server closed the connection (does it serve TLS?): %w", addr, err)
 		}
 		return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
