@@ -1,0 +1,75 @@
+package rt_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/registry"
+)
+
+// Without WithLogger, warnings reach slog.Default(), and nothing below
+// Warn does.
+func TestWarningsReachTheDefaultLogger(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(lockedWriter{&buf, &mu}, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	defer slog.SetDefault(old)
+
+	e := newEnv(t, nil)
+	reg := registry.NewMemory()
+	defer reg.Close()
+	key := registry.Key{Service: testDesc.Name}
+	if err := reg.Register(context.Background(), registry.Endpoint{Key: key, Role: registry.Provider, Addr: e.lis.Addr().String()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.UpdateConfig(context.Background(), key, func(c *registry.Config) error {
+		c.Mocks = map[string]registry.MockConfig{"NoSuchMethod": {Action: "empty"}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cli, err := rt.NewClient(rt.WithRegistry(reg.Conn()), rt.WithDebug(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	if _, err := call(ctxT(t), cli, &testDesc, 0, "x"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	out := buf.String()
+	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, "mock for unknown method ignored") {
+		t.Fatalf("the warning did not reach slog.Default():\n%s", out)
+	}
+	if strings.Contains(out, "level=DEBUG") || strings.Contains(out, "level=INFO") {
+		t.Fatalf("records below Warn reached slog.Default() without WithLogger:\n%s", out)
+	}
+}
+
+// The access logs write one line per call with its method and code.
+func TestAccessLogs(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	l := slog.New(slog.NewTextHandler(lockedWriter{&buf, &mu}, nil))
+	e := newEnv(t, []rt.ServerOption{rt.WithServerInterceptors(rt.ServerAccessLog(l))}, rt.WithClientInterceptors(rt.ClientAccessLog(l)))
+	call(ctxT(t), e.cli, &testDesc, 0, "x")
+	call(ctxT(t), e.cli, &testDesc, 0, "fail:5:gone")
+	mu.Lock()
+	defer mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want 4 (2 calls, both sides):\n%s", len(lines), buf.String())
+	}
+	for _, want := range []string{"method=test.Echo/Echo code=OK", "method=test.Echo/Echo code=NotFound", "peer=127.0.0.1:"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("no line with %q:\n%s", want, buf.String())
+		}
+	}
+}
