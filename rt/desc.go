@@ -44,6 +44,8 @@ type Invoker interface {
 	// into resp. For oneway methods resp is nil and Invoke returns once the
 	// request is written.
 	Invoke(ctx context.Context, sd *ServiceDesc, m int, req, resp Message, opts ...CallOption) error
+	// NewStream opens a stream of stream method m of service sd.
+	NewStream(ctx context.Context, sd *ServiceDesc, m int, opts ...CallOption) (ClientStreamer, error)
 }
 
 // Registrar is what generated Register functions call. *Server implements
@@ -85,8 +87,14 @@ type MethodDesc struct {
 	NewResponse func() Message
 	// Handle calls the method on impl (the value given to RegisterService)
 	// with a request made by NewRequest. Oneway handlers return a nil
-	// message.
+	// message. Nil for stream methods.
 	Handle func(impl any, ctx context.Context, req Message) (Message, error)
+	// Stream is the method's kind of stream; NotStream for unary and
+	// oneway methods.
+	Stream StreamKind
+	// HandleStream serves a stream of a stream method on impl; nil for
+	// other methods.
+	HandleStream func(impl any, ss ServerStreamer) error
 	// HashKey appends the request's hash-key field to dst, for consistent
 	// hashing; nil when the method has no hash key.
 	HashKey func(req Message, dst []byte) []byte

@@ -96,3 +96,8 @@ func (l *Loopback) Invoke(ctx context.Context, sd *rt.ServiceDesc, m int, req, r
 	// Back on the client.
 	return resp.Unmarshal(out.MarshalAppend(nil))
 }
+
+// NewStream implements rt.Invoker; the loopback has no streams.
+func (l *Loopback) NewStream(ctx context.Context, sd *rt.ServiceDesc, m int, opts ...rt.CallOption) (rt.ClientStreamer, error) {
+	return nil, rt.Errorf(rt.Unimplemented, "codectest: the loopback has no streams")
+}
