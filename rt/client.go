@@ -270,11 +270,3 @@ func unwrapNotSent(err error) error {
 	}
 	return err
 }
-
-// NewStream implements Invoker: generated stubs of stream methods call it.
-func (c *Client) NewStream(ctx context.Context, sd *ServiceDesc, m int, opts ...CallOption) (ClientStreamer, error) {
-	if m < 0 || m >= len(sd.Methods) || sd.Methods[m].Stream == NotStream {
-		return nil, Errorf(Internal, "new stream of %s: method index %d is not a stream method", sd.Name, m)
-	}
-	return nil, Errorf(Unimplemented, "%s: streams are not implemented yet", sd.Methods[m].FullName)
-}

@@ -11,18 +11,19 @@ import (
 // clientConfig is a Client's configuration.
 type clientConfig struct {
 	sharedConfig
-	addrs         []string
-	dialer        Dialer
-	dialTimeout   time.Duration
-	poolSize      int
-	interceptors  []ClientInterceptor
-	timeout       time.Duration
-	balancer      balance.Builder // nil: the schema's, else p2c
-	retryRatio    float64
-	retryFloor    float64
-	debug         bool
-	creds         Credentials
-	discoveryWait time.Duration
+	addrs              []string
+	dialer             Dialer
+	dialTimeout        time.Duration
+	poolSize           int
+	interceptors       []ClientInterceptor
+	streamInterceptors []StreamClientInterceptor
+	timeout            time.Duration
+	balancer           balance.Builder // nil: the schema's, else p2c
+	retryRatio         float64
+	retryFloor         float64
+	debug              bool
+	creds              Credentials
+	discoveryWait      time.Duration
 }
 
 func newClientConfig(opts []ClientOption) clientConfig {
@@ -68,6 +69,12 @@ func WithPoolSize(n int) ClientOption { return clientOption(func(c *clientConfig
 // WithClientInterceptors adds client interceptors; the first is outermost.
 func WithClientInterceptors(is ...ClientInterceptor) ClientOption {
 	return clientOption(func(c *clientConfig) { c.interceptors = append(c.interceptors, is...) })
+}
+
+// WithStreamClientInterceptors adds stream interceptors; the first is
+// outermost. They wrap the opening of streams, and may wrap the streams.
+func WithStreamClientInterceptors(is ...StreamClientInterceptor) ClientOption {
+	return clientOption(func(c *clientConfig) { c.streamInterceptors = append(c.streamInterceptors, is...) })
 }
 
 // WithTimeout sets the client's default call timeout for methods whose

@@ -35,10 +35,19 @@ type env struct {
 
 func newEnv(t *testing.T, srvOpts []rt.ServerOption, cliOpts ...rt.ClientOption) *env {
 	t.Helper()
+	return newEnvWith(t, nil, srvOpts, cliOpts...)
+}
+
+// newEnvWith is newEnv with more services: register registers them.
+func newEnvWith(t *testing.T, register func(*rt.Server), srvOpts []rt.ServerOption, cliOpts ...rt.ClientOption) *env {
+	t.Helper()
 	checkLeaks(t)
 	e := &env{t: t, impl: newTestImpl(), done: make(chan error, 1)}
 	e.srv = rt.NewServer(srvOpts...)
 	e.srv.RegisterService(&testDesc, e.impl)
+	if register != nil {
+		register(e.srv)
+	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,22 @@ func chainServer(ints []ServerInterceptor, info *CallInfo, h Handler) Handler {
 	return h
 }
 
+func chainStream(ints []StreamServerInterceptor, info *CallInfo, h StreamHandler) StreamHandler {
+	for i := len(ints) - 1; i >= 0; i-- {
+		in, next := ints[i], h
+		h = func(ss ServerStreamer) error { return in(ss, info, next) }
+	}
+	return h
+}
+
+func chainStreamClient(ints []StreamClientInterceptor, s Streamer) Streamer {
+	for i := len(ints) - 1; i >= 0; i-- {
+		in, next := ints[i], s
+		s = func(ctx context.Context, info *CallInfo) (ClientStreamer, error) { return in(ctx, info, next) }
+	}
+	return s
+}
+
 func chainClient(ints []ClientInterceptor, f InvokeFunc) InvokeFunc {
 	for i := len(ints) - 1; i >= 0; i-- {
 		in, next := ints[i], f

@@ -118,7 +118,7 @@ func (s *sharedConfig) finish() {
 
 // features are the optional protocol features this side announces.
 func (s *sharedConfig) features() wire.Features {
-	var f wire.Features
+	f := wire.FeatureStreams
 	if s.compress > 0 {
 		f |= wire.FeatureLZ4
 	}

@@ -64,6 +64,8 @@ type methodEntry struct {
 	info    CallInfo
 	handler Handler
 	allow   []string // principals allowed (AccessRules patterns); nil: anyone
+	// streamHandler serves a stream method, under the stream interceptors.
+	streamHandler StreamHandler
 	// slowUntil is the time (unix nanos, server clock) until which the
 	// method's calls run on workers, not on the reading goroutine (see
 	// serverConn.watchdog); inlined and stalls count its calls served on
@@ -174,6 +176,10 @@ func (s *Server) register(sd *ServiceDesc, impl any) error {
 		me := &se.methods[i]
 		me.info = CallInfo{Service: sd, Method: &sd.Methods[i], Index: i}
 		me.allow = accessRule(sd, &sd.Methods[i], s.o.access)
+		if hs := sd.Methods[i].HandleStream; hs != nil {
+			me.streamHandler = chainStream(s.o.streamInterceptors, &me.info, func(ss ServerStreamer) error { return hs(impl, ss) })
+			continue
+		}
 		handle := sd.Methods[i].Handle
 		me.handler = chainServer(s.o.interceptors, &me.info, func(ctx context.Context, req Message) (Message, error) {
 			return handle(impl, ctx, req)

@@ -5,17 +5,18 @@ import "time"
 // serverConfig is a Server's configuration.
 type serverConfig struct {
 	sharedConfig
-	advertise      string
-	weight         int
-	tags           map[string]string
-	interceptors   []ServerInterceptor
-	idleTimeout    time.Duration
-	deregisterWait time.Duration
-	limits         Limits
-	plaintextOK    bool          // with TLS: accept plaintext too
-	auth           Authenticator // nil: the certificate's identity
-	access         AccessRules
-	registryToken  bool
+	advertise          string
+	weight             int
+	tags               map[string]string
+	interceptors       []ServerInterceptor
+	streamInterceptors []StreamServerInterceptor
+	idleTimeout        time.Duration
+	deregisterWait     time.Duration
+	limits             Limits
+	plaintextOK        bool          // with TLS: accept plaintext too
+	auth               Authenticator // nil: the certificate's identity
+	access             AccessRules
+	registryToken      bool
 }
 
 func newServerConfig(opts []ServerOption) serverConfig {
@@ -54,6 +55,13 @@ func WithTags(tags map[string]string) ServerOption {
 // WithServerInterceptors adds server interceptors; the first is outermost.
 func WithServerInterceptors(is ...ServerInterceptor) ServerOption {
 	return serverOption(func(c *serverConfig) { c.interceptors = append(c.interceptors, is...) })
+}
+
+// WithStreamServerInterceptors adds stream interceptors; the first is
+// outermost. They wrap stream handlers as WithServerInterceptors' wrap
+// unary ones.
+func WithStreamServerInterceptors(is ...StreamServerInterceptor) ServerOption {
+	return serverOption(func(c *serverConfig) { c.streamInterceptors = append(c.streamInterceptors, is...) })
 }
 
 // WithIdleTimeout closes connections with no calls for d. Default 5

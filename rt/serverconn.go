@@ -13,6 +13,7 @@ import (
 
 	"github.com/yrpc/yrpc/rt/internal/conn"
 	"github.com/yrpc/yrpc/rt/internal/sock"
+	"github.com/yrpc/yrpc/rt/internal/stream"
 	"github.com/yrpc/yrpc/rt/metrics"
 	"github.com/yrpc/yrpc/rt/registry"
 	"github.com/yrpc/yrpc/rt/wire"
@@ -32,7 +33,10 @@ type serverConn struct {
 	mu    sync.Mutex
 	calls map[uint32]*serverCall // in flight, for cancel frames
 
-	inflight atomic.Int64 // calls in flight, oneway ones included
+	streams map[uint32]*serverStream // open streams; guarded by mu
+	sc      *stream.Conn             // the streams' shared state; nil without streams
+
+	inflight atomic.Int64 // calls and streams in flight, oneway calls included
 	started  bool         // the first frame was read; the reader's
 
 	dropFunc func()
@@ -53,7 +57,7 @@ type serverConn struct {
 }
 
 func newServerConn(s *Server, raw net.Conn, ip string) *serverConn {
-	c := &serverConn{srv: s, raw: raw, ip: ip, calls: make(map[uint32]*serverCall)}
+	c := &serverConn{srv: s, raw: raw, ip: ip, calls: make(map[uint32]*serverCall), streams: make(map[uint32]*serverStream)}
 	c.peek = sock.NewPeeker(raw)
 	c.dropFunc = func() { c.close(errors.New("rt: connection dropped by fault injection")) }
 	c.stall = time.AfterFunc(time.Hour, c.watchdog)
@@ -100,6 +104,9 @@ func (c *serverConn) handshake() (wire.Peer, error) {
 		return peer, err
 	}
 	c.comp = peer.Features.Has(wire.FeatureLZ4)
+	if peer.Features.Has(wire.FeatureStreams) {
+		c.sc = stream.NewConn(c.w, peer.Settings, o.settings(uint32(o.limits.MaxCallsPerConn)))
+	}
 	_ = c.raw.SetWriteDeadline(time.Time{})
 	return peer, c.raw.SetReadDeadline(deadlineIn(o.limits.FirstFrameTimeout))
 }
@@ -214,6 +221,14 @@ func (c *serverConn) readLoop() error {
 			_ = c.w.Write(func(b []byte) []byte {
 				return wire.AppendFrame(b, &wire.Header{Type: wire.TypePong, ID: id}, nil, nil)
 			}, sock.Held)
+		case wire.TypeStreamOpen:
+			batch++
+			c.lastCall.Store(c.srv.epoch.Load())
+			c.openStream(f)
+		case wire.TypeStreamMessage, wire.TypeStreamHalfClose, wire.TypeStreamReset, wire.TypeWindowUpdate:
+			if err := c.streamFrame(f); err != nil {
+				return err
+			}
 		case wire.TypePong, wire.TypeGoAway:
 		default:
 			return fmt.Errorf("rt: unexpected %s frame from client", f.Type)
@@ -277,63 +292,72 @@ func (c *serverConn) watchdog() {
 	}
 }
 
-// request prepares one call, or answers it at once when it cannot run
-// (then it returns nil).
-func (c *serverConn) request(f *wire.Frame) *serverCall {
+// refusal is why a call or a stream is not run: the error it is answered
+// with, and whether it is marked as not run, so that the client may try
+// another provider.
+type refusal struct {
+	err    *Error
+	notRun bool
+}
+
+// admit runs the checks every call and stream passes before it runs:
+// closing, the method's existence and kind, metadata, the registry token,
+// the group and version, the rate limit and the limits on calls in flight
+// (on success it holds a place of Limits.MaxCalls, which callDone gives
+// back). It returns the service, the method and the call's metadata, or
+// the refusal to answer with.
+func (c *serverConn) admit(f *wire.Frame, stream bool) (*serviceEntry, *methodEntry, MD, *refusal) {
 	s := c.srv
-	oneway := f.Type == wire.TypeOneway
 	if s.closing.Load() {
-		if !oneway {
-			c.refuse(f.ID, Unavailable, "server closing")
-		}
-		return nil
+		return nil, nil, nil, &refusal{Errorf(Unavailable, "server closing"), true}
 	}
 	se, me := s.lookup(f.Method)
 	if me == nil {
-		if !oneway {
-			c.reply(f.ID, nil, Errorf(Unimplemented, "unknown method id %#x (this server serves %s)", f.Method, s.serviceNames()), nil, sock.Held)
-		}
-		return nil
+		return nil, nil, nil, &refusal{Errorf(Unimplemented, "unknown method id %#x (this server serves %s)", f.Method, s.serviceNames()), false}
+	}
+	name := me.info.Method.FullName
+	if isStream := me.info.Method.Stream != NotStream; isStream != stream {
+		return nil, nil, nil, &refusal{Errorf(Unimplemented, "%s is a %s method: called as a %s", name, me.info.Method.Stream, map[bool]string{true: "stream", false: "unary call"}[stream]), false}
 	}
 	var md MD
 	if len(f.Metadata) > 0 {
 		kv, err := wire.ParseMetadata(f.Metadata, nil)
 		if err != nil {
-			if !oneway {
-				c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: bad metadata: %v", me.info.Method.FullName, err), nil, sock.Held)
-			}
-			return nil
+			return nil, nil, nil, &refusal{Errorf(InvalidArgument, "%s: bad metadata: %v", name, err), false}
 		}
 		md = MD(kv)
 	}
-	if !s.tokenOK(md) {
-		if !oneway {
-			c.refuse(f.ID, Unauthenticated, me.info.Method.FullName+": no valid registry token: call this provider through the registry")
-		}
-		return nil
+	switch g, v := md.Get(MDGroup), md.Get(MDVersion); {
+	case !s.tokenOK(md):
+		return nil, nil, nil, &refusal{Errorf(Unauthenticated, "%s: no valid registry token: call this provider through the registry", name), true}
+	case g != se.key.Group || v != se.key.Version:
+		return nil, nil, nil, &refusal{Errorf(NotFound, "%s: this server serves %s, not %s", name, se.key, registry.Key{Service: se.key.Service, Group: g, Version: v}), true}
 	}
-	if g, v := md.Get(MDGroup), md.Get(MDVersion); g != se.key.Group || v != se.key.Version {
-		if !oneway {
-			c.refuse(f.ID, NotFound, fmt.Sprintf("%s: this server serves %s, not %s", me.info.Method.FullName, se.key, registry.Key{Service: se.key.Service, Group: g, Version: v}))
-		}
-		return nil
-	}
-	now := s.o.clock.Now()
-	if lim := se.limit.Load(); lim != nil && !lim.allow(c.ip, md.Get(MDApp), now) {
-		if !oneway {
-			c.refuse(f.ID, ResourceExhausted, me.info.Method.FullName+": rate limit exceeded")
-		}
-		return nil
+	if lim := se.limit.Load(); lim != nil && !lim.allow(c.ip, md.Get(MDApp), s.o.clock.Now()) {
+		return nil, nil, nil, &refusal{Errorf(ResourceExhausted, "%s: rate limit exceeded", name), true}
 	}
 	if max := int64(s.o.limits.MaxCallsPerConn); max > 0 && c.inflight.Load() >= max {
-		if !oneway {
-			c.refuse(f.ID, ResourceExhausted, fmt.Sprintf("%s: %d calls in flight on this connection (the server's Limits.MaxCallsPerConn)", me.info.Method.FullName, max))
-		}
-		return nil
+		return nil, nil, nil, &refusal{Errorf(ResourceExhausted, "%s: %d calls in flight on this connection (the server's Limits.MaxCallsPerConn)", name, max), true}
 	}
 	if s.conc != nil && !s.conc.Acquire() {
-		if !oneway {
-			c.refuse(f.ID, ResourceExhausted, me.info.Method.FullName+": too many calls in flight (the server's Limits.MaxCalls)")
+		return nil, nil, nil, &refusal{Errorf(ResourceExhausted, "%s: too many calls in flight (the server's Limits.MaxCalls)", name), true}
+	}
+	return se, me, md, nil
+}
+
+// request prepares one call, or answers it at once when it cannot run
+// (then it returns nil).
+func (c *serverConn) request(f *wire.Frame) *serverCall {
+	s := c.srv
+	oneway := f.Type == wire.TypeOneway
+	_, me, md, r := c.admit(f, false)
+	if r != nil {
+		switch {
+		case oneway:
+		case r.notRun:
+			c.refuse(f.ID, r.err.Code, r.err.Message)
+		default:
+			c.reply(f.ID, nil, r.err, nil, sock.Held)
 		}
 		return nil
 	}
@@ -347,12 +371,8 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		}
 		return nil
 	}
-	sc := &serverCall{conn: c, me: me, req: req, id: f.ID, oneway: oneway, inline: now.UnixNano() >= me.slowUntil.Load()}
-	sc.ctx = callCtx{parent: context.Background(), md: md, peer: c.peer, info: &me.info}
-	sc.ctx.drop = c.dropFunc
-	if f.Timeout > 0 {
-		sc.ctx.deadline = time.Now().Add(f.Timeout) // wall clock, whatever the server's Clock
-	}
+	sc := &serverCall{conn: c, me: me, req: req, id: f.ID, oneway: oneway, inline: s.o.clock.Now().UnixNano() >= me.slowUntil.Load()}
+	c.initContext(&sc.ctx, f, me, md)
 	s.inflight.Add(1)
 	c.inflight.Add(1)
 	if !oneway {
@@ -361,6 +381,15 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		c.mu.Unlock()
 	}
 	return sc
+}
+
+// initContext sets up ctx as the handler context of the call or stream
+// that f opens.
+func (c *serverConn) initContext(ctx *callCtx, f *wire.Frame, me *methodEntry, md MD) {
+	ctx.parent, ctx.md, ctx.peer, ctx.info, ctx.drop = context.Background(), md, c.peer, &me.info, c.dropFunc
+	if f.Timeout > 0 {
+		ctx.deadline = time.Now().Add(f.Timeout) // wall clock, whatever the server's Clock
+	}
 }
 
 // serverCall is one call being served; its context is the handler's.
@@ -425,7 +454,7 @@ func (sc *serverCall) invoke() (resp Message, err error) {
 			resp, err = nil, Errorf(Internal, "%s: handler panicked", sc.me.info.Method.FullName)
 		}
 	}()
-	if err := sc.authorize(); err != nil {
+	if err := authorize(&sc.ctx, sc.me, &sc.conn.srv.o); err != nil {
 		return nil, err
 	}
 	if v, ok := sc.req.(Validator); ok {
@@ -440,14 +469,13 @@ func (sc *serverCall) invoke() (resp Message, err error) {
 	return resp, err
 }
 
-// authorize finds the call's principal (the Authenticator's, else the
-// client certificate's identity) and checks it against the method's
-// access rule.
-func (sc *serverCall) authorize() error {
-	o := &sc.conn.srv.o
-	m := sc.me.info.Method
+// authorize finds the principal of the call or stream whose handler
+// context is ctx (the Authenticator's, else the client certificate's
+// identity) and checks it against the method's access rule.
+func authorize(ctx *callCtx, me *methodEntry, o *serverConfig) error {
+	m := me.info.Method
 	if o.auth != nil {
-		p, err := o.auth.Authenticate(&sc.ctx, AuthRequest{Peer: sc.ctx.peer, MD: sc.ctx.md, Info: &sc.me.info})
+		p, err := o.auth.Authenticate(ctx, AuthRequest{Peer: ctx.peer, MD: ctx.md, Info: &me.info})
 		if err != nil {
 			var e *Error
 			if errors.As(err, &e) {
@@ -455,12 +483,12 @@ func (sc *serverCall) authorize() error {
 			}
 			return &Error{Code: Unauthenticated, Message: m.FullName + ": " + err.Error(), Cause: err}
 		}
-		sc.ctx.principal = p
+		ctx.principal = p
 	} else {
-		sc.ctx.principal = defaultPrincipal(sc.ctx.peer)
+		ctx.principal = defaultPrincipal(ctx.peer)
 	}
-	if sc.me.allow != nil && !allowed(sc.me.allow, sc.ctx.principal) {
-		who := sc.ctx.principal
+	if me.allow != nil && !allowed(me.allow, ctx.principal) {
+		who := ctx.principal
 		if who == "" {
 			who = "an unauthenticated caller"
 		}
@@ -559,6 +587,19 @@ func (c *serverConn) close(err error) {
 			err = io.EOF
 		}
 		c.stall.Stop()
+		c.mu.Lock()
+		streams := c.streams
+		c.streams = map[uint32]*serverStream{}
+		c.mu.Unlock()
+		for _, ss := range streams {
+			// Streams still open when the server closes end with
+			// Unavailable: graceful shutdown let them finish until
+			// its context ended.
+			ss.reset(Errorf(Unavailable, "%s: server closing", ss.me.info.Method.FullName), true)
+		}
+		if c.sc != nil {
+			c.sc.Fail(err)
+		}
 		if w := c.writer(); w != nil {
 			// Let queued responses (e.g. GOAWAY) go out before closing.
 			_ = w.FlushHeld()

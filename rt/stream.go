@@ -10,10 +10,10 @@ type StreamKind uint8
 
 // Stream kinds.
 const (
-	NotStream    StreamKind = iota // a unary or oneway method
-	ServerStreaming                // one request, a stream of responses
-	ClientStreaming                // a stream of requests, one response
-	BidiStreaming                  // streams both ways
+	NotStream       StreamKind = iota // a unary or oneway method
+	ServerStreaming                   // one request, a stream of responses
+	ClientStreaming                   // a stream of requests, one response
+	BidiStreaming                     // streams both ways
 )
 
 // String returns the kind as the schema spells it: "server_stream", ...

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/yrpc/yrpc/rt/internal/sock"
+	"github.com/yrpc/yrpc/rt/internal/stream"
 	"github.com/yrpc/yrpc/rt/wire"
 )
 
@@ -63,6 +64,8 @@ type Conn struct {
 
 	mu       sync.Mutex
 	pending  map[uint32]*Pending
+	streams  map[uint32]*Stream // open streams; guarded by mu
+	sc       *stream.Conn       // the streams' shared state; nil without streams
 	nextID   uint32
 	inFlight sock.LoneAvg // calls pending when one is sent
 	err      error        // set once the connection is dead
@@ -131,10 +134,14 @@ func dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 		comp:    peer.Features.Has(wire.FeatureLZ4),
 		peer:    peer.Settings,
 		pending: make(map[uint32]*Pending),
+		streams: make(map[uint32]*Stream),
 		done:    make(chan struct{}),
 		r:       wire.NewReader(nc, ro),
 		wake:    make(chan struct{}, 1),
 		peek:    sock.NewPeeker(raw),
+	}
+	if peer.Features.Has(wire.FeatureStreams) {
+		c.sc = stream.NewConn(c.w, peer.Settings, cfg.Settings)
 	}
 	c.interrupt = func() { _ = nc.SetReadDeadline(time.Unix(1, 0)) } // in the past
 	c.idle = time.AfterFunc(time.Hour, c.idleWatch)
@@ -214,7 +221,7 @@ func (c *Conn) goneErr() error {
 func (c *Conn) retiredIdle() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.goaway && c.err == nil && len(c.pending) == 0
+	return c.goaway && c.err == nil && len(c.pending) == 0 && len(c.streams) == 0
 }
 
 // Call sends r and waits for its response (decoded into r.Resp), the
@@ -398,6 +405,8 @@ func (c *Conn) fail(err error) {
 	c.unusable.Store(true)
 	pending := c.pending
 	c.pending = map[uint32]*Pending{}
+	streams := c.streams
+	c.streams = map[uint32]*Stream{}
 	c.mu.Unlock()
 	c.w.Close(err)
 	c.raw.Close() // the socket: a TLS close would wait to write close_notify
@@ -406,6 +415,12 @@ func (c *Conn) fail(err error) {
 	for _, p := range pending {
 		p.err = err
 		p.done <- struct{}{}
+	}
+	if c.sc != nil {
+		c.sc.Fail(err)
+	}
+	for _, cs := range streams {
+		cs.finish(err, nil)
 	}
 }
 

@@ -129,12 +129,14 @@ func refused(md []string) bool {
 
 // Status codes the connection reports, with gRPC's numbers (rt.Code).
 const (
-	Canceled          uint8 = 1
-	InvalidArgument   uint8 = 3
-	DeadlineExceeded  uint8 = 4
-	ResourceExhausted uint8 = 8
-	Internal          uint8 = 13
-	Unavailable       uint8 = 14
+	Canceled           uint8 = 1
+	InvalidArgument    uint8 = 3
+	DeadlineExceeded   uint8 = 4
+	ResourceExhausted  uint8 = 8
+	FailedPrecondition uint8 = 9
+	Unimplemented      uint8 = 12
+	Internal           uint8 = 13
+	Unavailable        uint8 = 14
 )
 
 // Error is a failed call or connection as the connection sees it. Package

@@ -185,7 +185,7 @@ func (c *Conn) giveUp(id uint32, p *Pending, err error) error {
 // are pending, else to nobody until the idle watch hands it over.
 func (c *Conn) release() {
 	c.mu.Lock()
-	handOff := len(c.pending) > 0 && c.err == nil
+	handOff := (len(c.pending) > 0 || len(c.streams) > 0) && c.err == nil
 	c.setReading(handOff)
 	c.mu.Unlock()
 	if handOff {
@@ -228,7 +228,7 @@ func (c *Conn) readPending() bool {
 			return false
 		}
 		c.mu.Lock()
-		idle := len(c.pending) == 0
+		idle := len(c.pending) == 0 && len(c.streams) == 0
 		if idle {
 			c.setReading(false)
 		}
@@ -282,6 +282,8 @@ func (c *Conn) handle(f *wire.Frame) bool {
 			c.fail(c.goneErr())
 			return false
 		}
+	case wire.TypeStreamMessage, wire.TypeStreamClose, wire.TypeStreamReset, wire.TypeWindowUpdate:
+		return c.handleStream(f)
 	default:
 		c.fail(errorf(Unavailable, "unexpected %s frame from server %s", f.Type, c.addr))
 		return false

@@ -1,0 +1,301 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/yrpc/yrpc/rt/internal/sock"
+	"github.com/yrpc/yrpc/rt/wire"
+)
+
+// Message is a generated message as a stream sees it (rt.Message).
+type Message interface {
+	Size() int
+	MarshalAppend(b []byte) []byte
+	Unmarshal(b []byte) error
+}
+
+// ownedUnmarshaler is rt.OwnedUnmarshaler.
+type ownedUnmarshaler interface {
+	UnmarshalOwned(b []byte) error
+}
+
+// Conn is what the streams of one connection share: its writer and the
+// connection's flow-control windows. Make one per connection with NewConn
+// once its handshake is done.
+type Conn struct {
+	w            *sock.Writer
+	peerMaxFrame int // the largest frame the peer accepts
+	streamWindow int // the peer's initial stream window: our credit per stream
+	localWindow  int // ours: the peer's credit per stream
+
+	mu     sync.Mutex
+	send   wire.SendWindow // our credit on the connection
+	recv   wire.RecvWindow // the peer's
+	grown  chan struct{}   // closed when send credit grows; replaced then
+	failed error           // the connection's failure
+}
+
+// NewConn returns the stream state of a connection written through w:
+// peer is the peer's settings, local this side's.
+func NewConn(w *sock.Writer, peer, local wire.Settings) *Conn {
+	return &Conn{
+		w:            w,
+		peerMaxFrame: peer.FrameLimit(),
+		streamWindow: peer.StreamWindow(),
+		localWindow:  local.StreamWindow(),
+		send:         wire.NewSendWindow(peer.ConnWindow()),
+		recv:         wire.NewRecvWindow(local.ConnWindow()),
+		grown:        make(chan struct{}),
+	}
+}
+
+// Grant adds a connection-level window update's increment (frame id 0).
+func (c *Conn) Grant(inc uint32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.send.Grant(inc); err != nil {
+		return err
+	}
+	close(c.grown)
+	c.grown = make(chan struct{})
+	return nil
+}
+
+// Fail wakes every stream waiting for the connection's credit: the
+// connection is gone (err).
+func (c *Conn) Fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failed == nil {
+		c.failed = err
+		close(c.grown)
+		c.grown = make(chan struct{})
+	}
+}
+
+// Stream is one end of a stream: its receive queue and windows. The
+// connection's reader delivers what arrives (Deliver, Grant, End); one
+// goroutine sends (Send) while another receives (Recv). Frames that open,
+// half-close, close or reset the stream are the caller's to write.
+type Stream struct {
+	c   *Conn
+	id  uint32
+	ctx context.Context // ends the waits of Send and Recv
+
+	mu      sync.Mutex
+	queue   [][]byte // received message bodies, owned
+	send    wire.SendWindow
+	recv    wire.RecvWindow
+	sendSig chan struct{} // capacity 1: credit or the end came, for Send
+	recvSig chan struct{} // capacity 1: a message or the end came, for Recv
+	end     error         // what Recv returns once the queue is empty (io.EOF, or the stream's error); nil while open
+	sendErr error         // why Send fails: the stream is over, or the sender closed it
+}
+
+// New returns stream id of connection c, whose waits end with ctx.
+func New(c *Conn, id uint32, ctx context.Context) *Stream {
+	return &Stream{c: c, id: id, ctx: ctx, send: wire.NewSendWindow(c.streamWindow), recv: wire.NewRecvWindow(c.localWindow),
+		sendSig: make(chan struct{}, 1), recvSig: make(chan struct{}, 1)}
+}
+
+// ID returns the stream's id.
+func (s *Stream) ID() uint32 { return s.id }
+
+// wake signals ch, a waiter's channel of capacity 1.
+func wake(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// ErrCanceled is what Send and Recv return when the stream's context ends
+// first; the caller turns it into the context's error.
+var ErrCanceled = errors.New("stream: context done")
+
+// Send sends m as the next message, waiting for credit on the stream and
+// on the connection. It returns the stream's send error once it is over,
+// or ErrCanceled, or the writer's error.
+func (s *Stream) Send(m Message) error {
+	size := m.Size()
+	h := wire.Header{Type: wire.TypeStreamMessage, ID: s.id}
+	if fs := wire.FrameSize(&h, nil, size); fs > s.c.peerMaxFrame {
+		return fmt.Errorf("message of %d bytes exceeds the peer's max frame size %d", fs, s.c.peerMaxFrame)
+	}
+	cost := wire.MessageCost(size)
+	for {
+		s.mu.Lock()
+		if err := s.sendErr; err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		streamOpen := s.send.Open()
+		s.mu.Unlock()
+		c := s.c
+		c.mu.Lock()
+		if err := c.failed; err != nil {
+			c.mu.Unlock()
+			return err
+		}
+		connOpen, grown := c.send.Open(), c.grown
+		if streamOpen && connOpen {
+			c.send.Spend(cost)
+			c.mu.Unlock()
+			break
+		}
+		c.mu.Unlock()
+		select {
+		case <-s.sendSig:
+		case <-grown:
+		case <-s.ctx.Done():
+			return ErrCanceled
+		}
+	}
+	s.mu.Lock()
+	s.send.Spend(cost)
+	s.mu.Unlock()
+	return s.c.w.Write(func(b []byte) []byte {
+		return m.MarshalAppend(wire.AppendHeader(b, &h, nil, size))
+	}, sock.Direct)
+}
+
+// Recv receives the next message into m: it waits for one, and returns
+// the stream's end (io.EOF, or its error) once the queue is empty and the
+// peer sends no more, or ErrCanceled.
+func (s *Stream) Recv(m Message) error {
+	for {
+		s.mu.Lock()
+		if len(s.queue) > 0 {
+			body := s.queue[0]
+			s.queue[0] = nil
+			s.queue = s.queue[1:]
+			inc := s.recv.Consume(wire.MessageCost(len(body)))
+			s.mu.Unlock()
+			if inc > 0 {
+				s.writeUpdate(inc)
+			}
+			if u, ok := m.(ownedUnmarshaler); ok {
+				return u.UnmarshalOwned(body)
+			}
+			return m.Unmarshal(body)
+		}
+		if err := s.end; err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.recvSig:
+		case <-s.ctx.Done():
+			return ErrCanceled
+		}
+	}
+}
+
+// writeUpdate grants the peer inc more bytes on the stream.
+func (s *Stream) writeUpdate(inc uint32) {
+	_ = s.c.w.Write(func(b []byte) []byte { return wire.AppendWindowUpdate(b, s.id, inc) }, sock.Queued)
+}
+
+// Deliver queues a message the reader took off the connection (its body
+// is copied), and grants its cost back on the connection at once. It
+// returns an error, after which the caller resets the stream (or, for
+// the connection's window, closes the connection), when the peer broke
+// flow control; a message for a stream whose receiving side is over is
+// dropped.
+func (s *Stream) Deliver(body []byte) error {
+	cost := wire.MessageCost(len(body))
+	c := s.c
+	c.mu.Lock()
+	err := c.recv.Receive(cost)
+	var inc uint32
+	if err == nil {
+		inc = c.recv.Consume(cost)
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return &connError{err}
+	}
+	if inc > 0 {
+		_ = c.w.Write(func(b []byte) []byte { return wire.AppendWindowUpdate(b, 0, inc) }, sock.Queued)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.end != nil {
+		return nil // the receiving side is over: drop it
+	}
+	if err := s.recv.Receive(cost); err != nil {
+		return err
+	}
+	s.queue = append(s.queue, append([]byte(nil), body...))
+	wake(s.recvSig)
+	return nil
+}
+
+// connError marks a flow-control breach on the connection's window.
+type connError struct{ err error }
+
+func (e *connError) Error() string { return e.err.Error() }
+func (e *connError) Unwrap() error { return e.err }
+
+// IsConnError reports whether err from Deliver concerns the whole
+// connection (close it), not the one stream (reset it).
+func IsConnError(err error) bool {
+	var ce *connError
+	return errors.As(err, &ce)
+}
+
+// Grant adds a window update's increment to the stream's credit.
+func (s *Stream) Grant(inc uint32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.send.Grant(inc); err != nil {
+		return err
+	}
+	wake(s.sendSig)
+	return nil
+}
+
+// RemoteDone records that the peer sends no more messages (it
+// half-closed, or closed the stream with status OK): Recv returns io.EOF
+// once the queue is empty.
+func (s *Stream) RemoteDone() { s.End(io.EOF, nil) }
+
+// End ends the stream: Recv returns recvErr once the queue is empty (the
+// first End wins), and Send returns sendErr from now on when not nil.
+// Both waits wake.
+func (s *Stream) End(recvErr, sendErr error) {
+	s.mu.Lock()
+	if s.end == nil {
+		s.end = recvErr
+	}
+	if sendErr != nil && s.sendErr == nil {
+		s.sendErr = sendErr
+	}
+	s.mu.Unlock()
+	wake(s.recvSig)
+	wake(s.sendSig)
+}
+
+// StopSending makes Send fail with err (the local side closed or reset
+// the stream) without ending Recv.
+func (s *Stream) StopSending(err error) {
+	s.mu.Lock()
+	if s.sendErr == nil {
+		s.sendErr = err
+	}
+	s.mu.Unlock()
+	wake(s.sendSig)
+}
+
+// Buffered returns the bytes received and not yet read (for tests and
+// metrics).
+func (s *Stream) Buffered() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.recv.Buffered()
+}
