@@ -465,8 +465,8 @@ type logSink struct {
 }
 
 func (s *logSink) Enabled(context.Context, slog.Level) bool { return true }
-func (s *logSink) WithAttrs([]slog.Attr) slog.Handler      { return s }
-func (s *logSink) WithGroup(string) slog.Handler           { return s }
+func (s *logSink) WithAttrs([]slog.Attr) slog.Handler       { return s }
+func (s *logSink) WithGroup(string) slog.Handler            { return s }
 
 func (s *logSink) Handle(_ context.Context, r slog.Record) error {
 	line := r.Level.String() + " " + r.Message
