@@ -2,12 +2,10 @@ module github.com/yrpc/yrpc/bench
 
 go 1.26.8
 
-replace github.com/yrpc/yrpc => ..
-
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/smallnest/rpcx v1.9.1
-	github.com/yrpc/yrpc v0.0.0-00010101000000-000000000000
+	github.com/yrpc/yrpc v0.1.0
 	go.uber.org/goleak v1.3.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12

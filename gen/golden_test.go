@@ -47,6 +47,8 @@ var cases = []generated{
 	{name: "users", dir: "../examples/users/userrpc", pkg: "userrpc", spec: fromSchema("../examples/users/schema")},
 	{name: "hello", dir: "../examples/hello/hellorpc", pkg: "hellorpc", spec: fromSchema("../examples/hello/schema")},
 	{name: "tour", dir: "../examples/tour/tourrpc", pkg: "tourrpc", spec: fromSchema("../examples/tour/schema")},
+	{name: "evolution-v1", dir: "../examples/evolution/v1/catalogrpc", pkg: "catalogrpc", spec: fromSchema("../examples/evolution/v1/schema")},
+	{name: "evolution-v2", dir: "../examples/evolution/v2/catalogrpc", pkg: "catalogrpc", spec: fromSchema("../examples/evolution/v2/schema")},
 }
 
 // TestGolden generates every case and compares the output with the

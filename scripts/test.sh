@@ -6,10 +6,13 @@
 #    YRPC_ZK points the integration tests at it and YRPC_ZK_REQUIRED=1
 #    turns their "no ZooKeeper" skip into a failure.
 # 2. Root module: gofmt check, go vet ./..., go test -race ./...
-#    (YRPC_TEST_RACE=0 drops -race, e.g. on a slow machine).
+#    (YRPC_TEST_RACE=0 drops -race, e.g. on a slow machine), with GOWORK=off:
+#    the root module alone, with its own go.mod's versions, as users get it.
 # 3. Every nested module (a go.mod below the root): go vet ./... and
-#    go test ./...; bench/ is only vetted and built (its benchmarks are long;
-#    run them by hand).
+#    go test ./..., in the workspace of ./go.work, so that they build against
+#    this checkout's root module (their go.mod requires a released version);
+#    bench/ is only vetted and built (its benchmarks are long; run them by
+#    hand).
 #
 # Extra arguments go to every `go test`, e.g. ./scripts/test.sh -run Zk -v
 set -euo pipefail
@@ -30,6 +33,9 @@ export YRPC_ZK YRPC_ZK_REQUIRED=1
 race=(-race)
 [[ ${YRPC_TEST_RACE:-1} == 0 ]] && race=()
 
+step "modules: go.work and the nested go.mod files agree"
+scripts/release.sh check
+
 step "gofmt"
 unformatted=$(find . -name '*.go' -not -path '*/testdata/*' -not -path '*/.*' -print0 | xargs -0 -r gofmt -l)
 if [[ -n $unformatted ]]; then
@@ -39,9 +45,11 @@ if [[ -n $unformatted ]]; then
 fi
 
 step "root module: go vet"
-go vet ./...
+GOWORK=off go vet ./...
 step "root module: go test ${race[*]}"
-go test "${race[@]}" -timeout 20m ./... "$@"
+GOWORK=off go test "${race[@]}" -timeout 20m ./... "$@"
+
+export GOWORK=$root/go.work
 
 while IFS= read -r mod; do
 	dir=$(dirname "$mod")

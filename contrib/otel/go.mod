@@ -3,7 +3,7 @@ module github.com/yrpc/yrpc/contrib/otel
 go 1.26.8
 
 require (
-	github.com/yrpc/yrpc v0.0.0
+	github.com/yrpc/yrpc v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
@@ -21,5 +21,3 @@ require (
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
-
-replace github.com/yrpc/yrpc => ../..

@@ -4,7 +4,7 @@ go 1.26.8
 
 require (
 	github.com/prometheus/client_golang v1.25.0
-	github.com/yrpc/yrpc v0.0.0
+	github.com/yrpc/yrpc v0.1.0
 )
 
 require (
@@ -18,5 +18,3 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/yrpc/yrpc => ../..
