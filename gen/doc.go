@@ -11,6 +11,11 @@
 // imports only the standard library, rt and rt/codec, uses no reflection,
 // is gofmt-clean and deterministic.
 //
+// A method is unary, oneway or a stream (server, client or bidi: see
+// MethodKind). Check takes streams and the policies that suit their kind,
+// and gen/proto and yrpcc describe show them, but Generate refuses a spec
+// with streams until the runtime has a stream API (one place: stream.go).
+//
 // Codec semantics follow google.golang.org/protobuf where it matters for
 // compatibility (field order by number, -0.0 written, proto3 zero values
 // omitted unless Optional, packed and unpacked lists both accepted,

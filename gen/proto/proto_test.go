@@ -20,7 +20,8 @@ var update = flag.Bool("update", false, "rewrite the committed .proto files")
 
 // TestGolden writes the .proto of each spec and compares it with its
 // committed counterpart: the examples' exports that gen/protocompat
-// compiles with protoc, and golden/proto for the in-memory test specs.
+// compiles with protoc, and golden/proto for the in-memory test specs and
+// the streams of gen/load/testdata/streams.
 // -update rewrites them. When /usr/bin/protoc is installed, every output
 // must also compile.
 func TestGolden(t *testing.T) {
@@ -31,6 +32,7 @@ func TestGolden(t *testing.T) {
 		{"users", "../protocompat/proto/users.proto", fromSchema("../../examples/users/schema")},
 		{"hello", "../protocompat/proto/bench.proto", fromSchema("../../examples/hello/schema")},
 		{"kitchen", "../../golden/proto/kitchen.proto", func(*testing.T) *gen.Spec { return testspecs.Kitchen() }},
+		{"streams", "../../golden/proto/streams.proto", fromSchema("../load/testdata/streams")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -79,6 +81,40 @@ func TestPolicies(t *testing.T) {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
 		}
 	}
+}
+
+// TestShadowedNames checks that a type whose name protoc would resolve to
+// something else first is written fully qualified: a method's request
+// named like a method of the service, and a field's message named like a
+// map entry of its message. protoc compiles the output.
+func TestShadowedNames(t *testing.T) {
+	spec := &gen.Spec{Package: "p", Messages: []*gen.Message{
+		{Name: "M", Fields: []*gen.Field{
+			{Name: "labels", Number: 1, Kind: gen.KindString, MapKey: gen.KindString},
+			{Name: "entry", Number: 2, Kind: gen.KindMessage, Message: "LabelsEntry"},
+			{Name: "M", Number: 3, Kind: gen.KindMessage, Message: "M"},
+		}},
+		{Name: "LabelsEntry"},
+	}, Services: []*gen.Service{{Name: "S", Methods: []*gen.Method{
+		{Name: "M", Request: "M", Response: "LabelsEntry"},
+		{Name: "N", Kind: gen.MethodBidiStream, Request: "M", Response: "M"},
+	}}}}
+	if ps := gen.Check(spec); ps != nil {
+		t.Fatal(ps)
+	}
+	var b bytes.Buffer
+	if err := proto.Write(&b, spec, proto.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"rpc M(.p.M) returns (LabelsEntry);", "rpc N(stream .p.M) returns (stream .p.M);",
+		".p.LabelsEntry entry = 2;", "  M M = 3;",
+	} {
+		if !bytes.Contains(b.Bytes(), []byte(want)) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+	protoc(t, b.Bytes())
 }
 
 type errWriter struct{}
