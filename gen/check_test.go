@@ -131,6 +131,10 @@ func TestCheck(t *testing.T) {
 		{"duplicate message", func(s *gen.Spec) { s.Messages[1].Name = "User" }, "Go name User of message User clashes with message User"},
 		{"file clash", func(s *gen.Spec) { s.Messages = append(s.Messages, &gen.Message{Name: "UsersService"}) }, "service Users and message UsersService would both be written to users_service.yrpc.go; rename one"},
 		{"file clash by snake case", func(s *gen.Spec) { s.Messages = append(s.Messages, &gen.Message{Name: "UserRoleEnum"}) }, "enum UserRole and message UserRoleEnum would both be written to user_role_enum.yrpc.go"},
+		{"file descriptor clash", func(s *gen.Spec) {
+			s.Messages = append(s.Messages, &gen.Message{Name: "FileDescriptor", Pos: "x.go:1"})
+		},
+			"x.go:1: FileDescriptor: Go name FileDescriptor of message FileDescriptor clashes with the generated file descriptor accessor"},
 		{"nil service", func(s *gen.Spec) { s.Services = append(s.Services, nil) }, "nil service in spec"},
 		{"service name", func(s *gen.Spec) { s.Services[0].Name = "users" }, `service name "users" is not an exported Go identifier`},
 		{"service clash", func(s *gen.Spec) {

@@ -7,7 +7,10 @@
 // every enum a named int32 type with String and a Parse function; for
 // every service a ServiceDesc with the schema's policies and a method-index
 // dispatch switch, the server interface with its Unimplemented
-// implementation and Register function, and the typed client. The output
+// implementation and Register function, and the typed client; for the
+// package, its google.protobuf.FileDescriptorProto (FileDescriptor, encoded
+// by gen/descriptor), which every ServiceDesc references for gRPC server
+// reflection. The output
 // imports only the standard library, rt and rt/codec, uses no reflection,
 // is gofmt-clean and deterministic.
 //

@@ -99,6 +99,7 @@ func (m *model) genDesc(f *jen.File, s *svcModel) {
 	if p := servicePolicy(s); p != nil {
 		d.add("Policy", p)
 	}
+	d.add("FileDescriptor", jen.Id("fileDescriptor"))
 	f.Var().Id(desc).Op("=").Qual(rtPkg, "ServiceDesc").Add(d.values())
 	f.Line()
 	f.Commentf("%sMethodIndex maps a method ID from the wire to its index in", s.lower)
