@@ -119,11 +119,25 @@ func (b *Builder) Idempotent() *Builder {
 // Timeout sets the default deadline of one call, retries included; of a
 // stream, from its opening to its end.
 func (b *Builder) Timeout(d time.Duration) *Builder {
-	if d <= 0 {
-		return b.fail(fmt.Sprintf("Timeout(%v)", d), "timeout must be > 0")
+	if b.positive("Timeout", d, "timeout") {
+		b.desc.Timeout = d
 	}
-	b.desc.Timeout = d
 	return b
+}
+
+// positive reports whether modifier may set the duration d: the method's
+// kind takes modifier and d > 0. If not, it records the mistake; what
+// names d in it.
+func (b *Builder) positive(modifier string, d time.Duration, what string) bool {
+	mod := fmt.Sprintf("%s(%v)", modifier, d)
+	switch {
+	case b.refused(modifier, mod):
+		return false
+	case d <= 0:
+		b.fail(mod, "%s must be > 0", what)
+		return false
+	}
+	return true
 }
 
 // TryTimeout bounds each attempt of a call to d, so that a hung provider
@@ -133,14 +147,9 @@ func (b *Builder) Timeout(d time.Duration) *Builder {
 // unary or oneway method (not on streams); d must be > 0 and, when Timeout
 // is set, not longer than it.
 func (b *Builder) TryTimeout(d time.Duration) *Builder {
-	mod := fmt.Sprintf("TryTimeout(%v)", d)
-	switch {
-	case b.refused("TryTimeout", mod):
-		return b
-	case d <= 0:
-		return b.fail(mod, "try timeout must be > 0")
+	if b.positive("TryTimeout", d, "try timeout") {
+		b.desc.TryTimeout = d
 	}
-	b.desc.TryTimeout = d
 	return b
 }
 
@@ -223,14 +232,9 @@ func (b *Builder) HashKey(field string) *Builder {
 // answered after d; the first answer wins. It needs Idempotent, and does
 // not apply to streams.
 func (b *Builder) Hedge(d time.Duration) *Builder {
-	mod := fmt.Sprintf("Hedge(%v)", d)
-	switch {
-	case b.refused("Hedge", mod):
-		return b
-	case d <= 0:
-		return b.fail(mod, "hedge delay must be > 0")
+	if b.positive("Hedge", d, "hedge delay") {
+		b.desc.Hedge = d
 	}
-	b.desc.Hedge = d
 	return b
 }
 
