@@ -54,6 +54,8 @@ func check(spec *Spec, pkg string) (*model, []Problem) {
 	case !names.IsProtoPackage(pkg):
 		c.add(Problem{}, "package %q is not dot-separated identifiers", pkg)
 	}
+	c.declare(Problem{}, "FileDescriptor", "the generated file descriptor accessor")
+	c.declare(Problem{}, "fileDescriptor", "the generated file descriptor")
 	for _, msg := range spec.Messages {
 		c.declareMessage(msg)
 	}

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"cmp"
 	"unicode"
 
 	"github.com/yrpc/yrpc/gen/names"
@@ -118,16 +119,30 @@ func (c *checker) methodID(at Problem, mm *methodModel) {
 // method resolves a method's messages and hash key and checks its policies.
 func (c *checker) method(at Problem, mm *methodModel) {
 	m := mm.Method
+	mm.kind = cmp.Or(m.Kind, MethodUnary)
+	noun, known := kindNouns[mm.kind]
+	if !known {
+		c.add(at, "unknown method kind %q", m.Kind)
+	}
 	if mm.req = c.byName[m.Request]; mm.req == nil {
 		c.add(at, "unknown request message %q", m.Request)
 	}
 	switch {
-	case m.Oneway && m.Response != "":
+	case mm.kind == MethodOneway && m.Response != "":
 		c.add(at, "a oneway method has no response, got %q", m.Response)
-	case !m.Oneway:
+	case mm.kind == MethodOneway:
+	case m.Response == "":
+		c.add(at, "%s needs a response message", noun)
+	default:
 		if mm.resp = c.byName[m.Response]; mm.resp == nil {
 			c.add(at, "unknown response message %q", m.Response)
 		}
+	}
+	if known {
+		c.kindPolicies(at, mm.kind, noun, m)
+	}
+	if m.MaxMessageSize < 0 || m.MaxMessageSize > maxMessageSize {
+		c.add(at, "max message size %d is out of the range 1-%d", m.MaxMessageSize, maxMessageSize)
 	}
 	if m.Timeout < 0 {
 		c.add(at, "negative timeout %v", m.Timeout)
@@ -135,13 +150,13 @@ func (c *checker) method(at Problem, mm *methodModel) {
 	switch {
 	case m.TryTimeout < 0:
 		c.add(at, "negative try timeout %v", m.TryTimeout)
-	case m.TryTimeout > 0 && m.Timeout > 0 && m.TryTimeout > m.Timeout:
+	case m.TryTimeout > 0 && m.Timeout > 0 && m.TryTimeout > m.Timeout && !mm.kind.Stream():
 		c.add(at, "try timeout %v is longer than the timeout %v", m.TryTimeout, m.Timeout)
 	}
 	switch {
 	case m.Hedge < 0:
 		c.add(at, "negative hedge delay %v", m.Hedge)
-	case m.Hedge > 0 && !m.Idempotent:
+	case m.Hedge > 0 && !m.Idempotent && !mm.kind.Stream():
 		c.add(at, "hedging (%v) needs an idempotent method", m.Hedge)
 	}
 	if r := m.Retry; r != nil {
@@ -149,11 +164,13 @@ func (c *checker) method(at Problem, mm *methodModel) {
 			c.add(at, "bad retry policy: tries %d, interval %v, backoff %v up to %v, jitter %v", r.Tries, r.Interval, r.Backoff, r.MaxInterval, r.Jitter)
 		}
 	}
-	c.faultMode(at, m)
-	if m.HashKey != "" && mm.req != nil {
+	if !mm.kind.Stream() {
+		c.faultMode(at, m)
+	}
+	if m.HashKey != "" && mm.req != nil && !mm.kind.ClientStreams() {
 		mm.hashKey = c.hashKey(at, m.HashKey, mm.req)
 	}
-	if m.Mock != nil {
+	if m.Mock != nil && !mm.kind.Stream() {
 		c.mock(at, mm)
 	}
 }
@@ -202,7 +219,7 @@ func (c *checker) mock(at Problem, mm *methodModel) {
 			c.add(at, "mock fails with unknown status code %q", mk.Code)
 		}
 	case "value":
-		if mm.Oneway {
+		if mm.oneway() {
 			c.add(at, "mock value needs a response message")
 			return
 		}
@@ -217,5 +234,40 @@ func (c *checker) mock(at Problem, mm *methodModel) {
 		mm.mock = v
 	default:
 		c.add(at, "unknown mock action %q", mk.Action)
+	}
+}
+
+// maxMessageSize is the largest MaxMessageSize: protobuf's limit on the
+// size of a message, 2 GiB - 1.
+const maxMessageSize = 1<<31 - 1
+
+// kindNouns are the method kinds and how problems call a method of each.
+var kindNouns = map[MethodKind]string{
+	MethodUnary: "a unary method", MethodOneway: "a oneway method", MethodServerStream: "a server stream",
+	MethodClientStream: "a client stream", MethodBidiStream: "a bidi stream",
+}
+
+// kindPolicies reports the policies of m that its kind does not take, by
+// the rules of schema/rpc (see its doc): streams take no try timeout,
+// hedging, fault mode or mock; client and bidi streams are never retried
+// and take no hash key; only streams take a message size limit.
+func (c *checker) kindPolicies(at Problem, k MethodKind, noun string, m *Method) {
+	refuse := func(set bool, why string) {
+		if set {
+			c.add(at, "%s %s", noun, why)
+		}
+	}
+	if k.Stream() {
+		refuse(m.TryTimeout != 0, "has no tries to bound: the timeout bounds the whole stream")
+		refuse(m.Hedge != 0, "cannot be hedged")
+		refuse(m.FaultMode != "" || m.Forks != 0, "ends with its first error: fault modes apply to unary and oneway methods")
+		refuse(m.Mock != nil, "cannot be mocked")
+	} else {
+		refuse(m.MaxMessageSize != 0, "has no message size limit of its own: its messages are bounded by the frame size")
+	}
+	if k.ClientStreams() {
+		refuse(m.Retry != nil, "cannot be retried: its requests are not kept once sent")
+		refuse(m.Idempotent, "is never retried, so it has no idempotency to declare")
+		refuse(m.HashKey != "", "picks its instance before it has a request to hash")
 	}
 }

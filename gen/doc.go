@@ -7,9 +7,17 @@
 // every enum a named int32 type with String and a Parse function; for
 // every service a ServiceDesc with the schema's policies and a method-index
 // dispatch switch, the server interface with its Unimplemented
-// implementation and Register function, and the typed client. The output
+// implementation and Register function, and the typed client; for the
+// package, its google.protobuf.FileDescriptorProto (FileDescriptor, encoded
+// by gen/descriptor), which every ServiceDesc references for gRPC server
+// reflection. The output
 // imports only the standard library, rt and rt/codec, uses no reflection,
 // is gofmt-clean and deterministic.
+//
+// A method is unary, oneway or a stream (server, client or bidi: see
+// MethodKind). Check takes streams and the policies that suit their kind,
+// and gen/proto and yrpcc describe show them, but Generate refuses a spec
+// with streams until the runtime has a stream API (one place: stream.go).
 //
 // Codec semantics follow google.golang.org/protobuf where it matters for
 // compatibility (field order by number, -0.0 written, proto3 zero values

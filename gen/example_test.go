@@ -28,6 +28,7 @@ func Example() {
 	}
 	fmt.Printf("%#x\n", gen.MethodID("greet.Greeter/Say"))
 	// Output:
+	// greet.proto.yrpc.go
 	// greeter_service.yrpc.go
 	// hello.yrpc.go
 	// 0xc21616

@@ -46,12 +46,16 @@ type svcModel struct {
 
 type methodModel struct {
 	*Method
-	full      string // "users.Users/Get"
+	kind      MethodKind // Kind, MethodUnary for ""
+	full      string     // "users.Users/Get"
 	id        uint32
 	req, resp *msgModel
 	hashKey   *fieldModel
 	mock      *mockValue // the response of Mock.Value; nil unless Action "value"
 }
+
+// oneway reports whether the method is a oneway call.
+func (mm *methodModel) oneway() bool { return mm.kind == MethodOneway }
 
 // MethodID returns the wire ID of a method: FNV-1a 32 of its full name
 // "package.Service/Method".

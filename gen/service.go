@@ -43,7 +43,7 @@ func (m *model) genServerInterface(f *jen.File, s *svcModel) {
 		f.Commentf("%s returns an Unimplemented error.", mm.Name)
 		errExpr := jen.Qual(rtPkg, "Errorf").Call(jen.Qual(rtPkg, "Unimplemented"), jen.Lit("method "+mm.full+" is not implemented"))
 		ret := jen.Return(jen.Nil(), errExpr)
-		if mm.Oneway {
+		if mm.oneway() {
 			ret = jen.Return(errExpr)
 		}
 		f.Func().Params(jen.Id(un)).Id(mm.Name).Params(jen.Qual("context", "Context"), jen.Op("*").Id(mm.Request)).Add(results(mm)).Block(ret)
@@ -56,7 +56,7 @@ func (m *model) genServerInterface(f *jen.File, s *svcModel) {
 }
 
 func results(mm *methodModel) jen.Code {
-	if mm.Oneway {
+	if mm.oneway() {
 		return jen.Error()
 	}
 	return jen.Params(jen.Op("*").Id(mm.Response), jen.Error())
@@ -99,6 +99,7 @@ func (m *model) genDesc(f *jen.File, s *svcModel) {
 	if p := servicePolicy(s); p != nil {
 		d.add("Policy", p)
 	}
+	d.add("FileDescriptor", jen.Id("fileDescriptor"))
 	f.Var().Id(desc).Op("=").Qual(rtPkg, "ServiceDesc").Add(d.values())
 	f.Line()
 	f.Commentf("%sMethodIndex maps a method ID from the wire to its index in", s.lower)
@@ -154,14 +155,14 @@ func (m *model) methodDesc(s *svcModel, mm *methodModel) literal {
 	d.add("Name", jen.Lit(mm.Name))
 	d.add("FullName", jen.Lit(mm.full))
 	d.add("ID", jen.Id(fmt.Sprintf("%#08x", mm.id)))
-	if mm.Oneway {
+	if mm.oneway() {
 		d.add("Oneway", jen.True())
 	}
 	if p := m.methodPolicy(s, mm); len(p) > 0 {
 		d.add("Policy", jen.Qual(rtPkg, "MethodPolicy").Add(p.values()))
 	}
 	d.add("NewRequest", jen.Func().Params().Qual(rtPkg, "Message").Block(jen.Return(jen.New(jen.Id(mm.Request)))))
-	if !mm.Oneway {
+	if !mm.oneway() {
 		d.add("NewResponse", jen.Func().Params().Qual(rtPkg, "Message").Block(jen.Return(jen.New(jen.Id(mm.Response)))))
 	}
 	d.add("Handle", jen.Id(s.lower+mm.Name+"Handle"))
@@ -239,7 +240,7 @@ func (m *model) genHandle(f *jen.File, s *svcModel, mm *methodModel) {
 	call := jen.Id("impl").Assert(jen.Id(s.Name+"Server")).Dot(mm.Name).Call(jen.Id("ctx"), jen.Id("req").Assert(jen.Op("*").Id(mm.Request)))
 	params := jen.Params(jen.Id("impl").Any(), ctxParam(), jen.Id("req").Qual(rtPkg, "Message"))
 	out := jen.Params(jen.Qual(rtPkg, "Message"), jen.Error())
-	if mm.Oneway {
+	if mm.oneway() {
 		f.Func().Id(name).Add(params).Add(out).Block(jen.Return(jen.Nil(), call))
 		f.Line()
 		return
@@ -303,7 +304,7 @@ func (m *model) genClient(f *jen.File, s *svcModel) {
 			f.Commentf("%s calls %s.", mm.Name, mm.full)
 		}
 		params := jen.Params(ctxParam(), jen.Id("req").Op("*").Id(mm.Request), jen.Id("opts").Op("...").Qual(rtPkg, "CallOption"))
-		if mm.Oneway {
+		if mm.oneway() {
 			f.Func().Params(jen.Id("c").Op("*").Id(cl)).Id(mm.Name).Add(params).Error().Block(
 				jen.Return(jen.Id("c").Dot("c").Dot("Invoke").Call(jen.Id("ctx"), desc, jen.Lit(i), jen.Id("req"), jen.Nil(), jen.Id("opts").Op("..."))))
 			f.Line()

@@ -4,8 +4,9 @@ import "time"
 
 // SpecVersion is the version of the JSON spec format that the loader writes
 // and the generator reads. It changes only when the format changes in a way
-// that an older generator cannot read.
-const SpecVersion = 1
+// that an older generator cannot read (version 2: Method.Kind replaced
+// the oneway flag).
+const SpecVersion = 2
 
 // Spec is everything the generator needs to know about a schema package. The
 // loader (package gen/load) builds it by running the schema package; tests
@@ -139,14 +140,46 @@ type Breaker struct {
 	OpenFor     time.Duration `json:"open_for"`     // open state duration before half-open
 }
 
+// MethodKind is how a method's messages flow. The zero value "" means
+// MethodUnary.
+type MethodKind string
+
+// Method kinds.
+const (
+	MethodUnary        MethodKind = "unary"         // one request, one response
+	MethodOneway       MethodKind = "oneway"        // one request, no response
+	MethodServerStream MethodKind = "server_stream" // one request, a stream of responses
+	MethodClientStream MethodKind = "client_stream" // a stream of requests, one response
+	MethodBidiStream   MethodKind = "bidi_stream"   // a stream each way
+)
+
+// String returns k, or "unary" for "".
+func (k MethodKind) String() string {
+	if k == "" {
+		return string(MethodUnary)
+	}
+	return string(k)
+}
+
+// Stream reports whether k is one of the stream kinds.
+func (k MethodKind) Stream() bool { return k.ClientStreams() || k.ServerStreams() }
+
+// ClientStreams reports whether the client sends a stream of requests
+// (client and bidi streams).
+func (k MethodKind) ClientStreams() bool { return k == MethodClientStream || k == MethodBidiStream }
+
+// ServerStreams reports whether the server sends a stream of responses
+// (server and bidi streams).
+func (k MethodKind) ServerStreams() bool { return k == MethodServerStream || k == MethodBidiStream }
+
 // Method describes one service method.
 type Method struct {
 	Name       string        `json:"name"`
 	Comment    string        `json:"comment,omitempty"`
 	Pos        string        `json:"pos,omitempty"`
+	Kind       MethodKind    `json:"kind,omitempty"`     // "" means MethodUnary
 	Request    string        `json:"request"`            // message name
 	Response   string        `json:"response,omitempty"` // message name; "" for oneway
-	Oneway     bool          `json:"oneway,omitempty"`
 	Idempotent bool          `json:"idempotent,omitempty"`
 	Timeout    time.Duration `json:"timeout,omitempty"`
 	TryTimeout time.Duration `json:"try_timeout,omitempty"` // per attempt; 0 means the runtime's default
@@ -156,6 +189,9 @@ type Method struct {
 	FaultMode  string        `json:"fault_mode,omitempty"` // "", "failover", "failfast", "failsafe", "forking"
 	Forks      int           `json:"forks,omitempty"`      // parallel calls in forking mode
 	Hedge      time.Duration `json:"hedge,omitempty"`      // hedged request delay (idempotent only)
+	// MaxMessageSize limits each message of a stream, in encoded bytes;
+	// 0 means the runtime's default. Streams only.
+	MaxMessageSize int `json:"max_message_size,omitempty"`
 }
 
 // Retry is a method's retry policy.

@@ -72,6 +72,11 @@ type ServiceDesc struct {
 	MethodIndex func(id uint32) int
 	// Policy holds the service-wide defaults from the schema.
 	Policy ServicePolicy
+	// FileDescriptor is the serialized google.protobuf.FileDescriptorProto
+	// of the service's protobuf package (the file that yrpcc proto writes,
+	// named "<package>.proto"), for gRPC server reflection; nil when the
+	// code was generated without one. Nothing modifies it.
+	FileDescriptor []byte
 }
 
 // MethodDesc describes one method of a generated service.

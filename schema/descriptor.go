@@ -51,24 +51,27 @@ type EnumValueDescriptor struct {
 
 // MethodDescriptor describes one method.
 type MethodDescriptor struct {
-	Name        string        `json:"name"`
-	Comment     string        `json:"comment,omitempty"`
-	Pos         string        `json:"pos,omitempty"`
-	Request     string        `json:"request"`
-	RequestPkg  string        `json:"-"`
-	Response    string        `json:"response,omitempty"`
-	ResponsePkg string        `json:"-"`
-	Oneway      bool          `json:"oneway,omitempty"`
-	Idempotent  bool          `json:"idempotent,omitempty"`
-	Timeout     time.Duration `json:"timeout,omitempty"`
-	TryTimeout  time.Duration `json:"try_timeout,omitempty"`
-	Retry       *RetryPolicy  `json:"retry,omitempty"`
-	HashKey     string        `json:"hash_key,omitempty"`
-	Mock        *MockPolicy   `json:"mock,omitempty"`
-	FaultMode   string        `json:"fault_mode,omitempty"`
-	Forks       int           `json:"forks,omitempty"`
-	Hedge       time.Duration `json:"hedge,omitempty"`
-	Errors      []*BuildError `json:"-"`
+	Name        string `json:"name"`
+	Comment     string `json:"comment,omitempty"`
+	Pos         string `json:"pos,omitempty"`
+	Request     string `json:"request"`
+	RequestPkg  string `json:"-"`
+	Response    string `json:"response,omitempty"`
+	ResponsePkg string `json:"-"`
+	// Kind is the gen.MethodKind: "unary", "oneway", "server_stream",
+	// "client_stream" or "bidi_stream".
+	Kind           string        `json:"kind"`
+	Idempotent     bool          `json:"idempotent,omitempty"`
+	Timeout        time.Duration `json:"timeout,omitempty"`
+	TryTimeout     time.Duration `json:"try_timeout,omitempty"`
+	Retry          *RetryPolicy  `json:"retry,omitempty"`
+	HashKey        string        `json:"hash_key,omitempty"`
+	Mock           *MockPolicy   `json:"mock,omitempty"`
+	FaultMode      string        `json:"fault_mode,omitempty"`
+	Forks          int           `json:"forks,omitempty"`
+	Hedge          time.Duration `json:"hedge,omitempty"`
+	MaxMessageSize int           `json:"max_message_size,omitempty"` // bytes; streams only
+	Errors         []*BuildError `json:"-"`
 }
 
 // RetryPolicy mirrors gen.Retry.

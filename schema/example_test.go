@@ -72,7 +72,7 @@ func Example() {
 	}
 	for _, m := range (Users{}).Methods() {
 		d := m.Descriptor()
-		fmt.Printf("%s(%s) returns (%s) oneway=%v timeout=%v\n", d.Name, d.Request, d.Response, d.Oneway, d.Timeout)
+		fmt.Printf("%s %s(%s) returns (%s) timeout=%v\n", d.Kind, d.Name, d.Request, d.Response, d.Timeout)
 	}
 	for _, a := range (Users{}).Annotations() {
 		fmt.Println(a.Descriptor().Call)
@@ -87,8 +87,8 @@ func Example() {
 	// 5 address Address
 	// 6 created_at time
 	// 7 labels map[string]string
-	// Get(GetUser) returns (User) oneway=false timeout=300ms
-	// Touch(GetUser) returns () oneway=true timeout=0s
+	// unary Get(GetUser) returns (User) timeout=300ms
+	// oneway Touch(GetUser) returns () timeout=0s
 	// schema.Group("HK")
 	// schema.RateLimit(300, 500)
 	// schema.Balance("consistent_hash")

@@ -41,7 +41,7 @@ func TestGreeter(t *testing.T) {
 			}},
 		},
 		Services: []*gen.Service{{Name: "Greeter", Comment: "Greeter greets.", Methods: []*gen.Method{
-			{Name: "SayHello", Comment: "SayHello answers with a greeting.", Request: "HelloRequest", Response: "HelloReply"},
+			{Name: "SayHello", Kind: gen.MethodUnary, Comment: "SayHello answers with a greeting.", Request: "HelloRequest", Response: "HelloReply"},
 		}}},
 	}
 	ignorePos := cmpopts.IgnoreFields(gen.Message{}, "Pos")
@@ -245,17 +245,17 @@ func TestUsers(t *testing.T) {
 	}
 	ignore := cmpopts.IgnoreFields(gen.Method{}, "Pos", "Comment")
 	for _, want := range []*gen.Method{
-		{Name: "Get", Request: "GetUser", Response: "User", Idempotent: true, Timeout: 300 * time.Millisecond, TryTimeout: 100 * time.Millisecond,
+		{Name: "Get", Kind: gen.MethodUnary, Request: "GetUser", Response: "User", Idempotent: true, Timeout: 300 * time.Millisecond, TryTimeout: 100 * time.Millisecond,
 			Retry:   &gen.Retry{Tries: 3, Interval: 50 * time.Millisecond, Backoff: 2, MaxInterval: time.Second, Jitter: 0.2},
 			HashKey: "id"},
-		{Name: "Create", Request: "CreateUser", Response: "User", Mock: &gen.Mock{Action: "empty"}},
-		{Name: "Guest", Request: "GetUser", Response: "User", Mock: &gen.Mock{Action: "value", Value: `{"id":0,"name":"guest"}`}},
-		{Name: "Delete", Request: "GetUser", Response: "User", Mock: &gen.Mock{Force: true, Action: "fail", Code: "Unavailable", Message: "deletes are disabled"}},
-		{Name: "Touch", Request: "TouchUser", Oneway: true, HashKey: "id"},
-		{Name: "Audit", Request: "TouchUser", Response: "User", FaultMode: "failsafe"},
-		{Name: "Search", Request: "ListUsers", Response: "UserList", Idempotent: true, FaultMode: "forking", Forks: 2},
-		{Name: "List", Request: "ListUsers", Response: "UserList", Idempotent: true, FaultMode: "failover", Hedge: 50 * time.Millisecond},
-		{Name: "Rename", Request: "CreateUser", Response: "User", FaultMode: "failfast", Timeout: time.Second},
+		{Name: "Create", Kind: gen.MethodUnary, Request: "CreateUser", Response: "User", Mock: &gen.Mock{Action: "empty"}},
+		{Name: "Guest", Kind: gen.MethodUnary, Request: "GetUser", Response: "User", Mock: &gen.Mock{Action: "value", Value: `{"id":0,"name":"guest"}`}},
+		{Name: "Delete", Kind: gen.MethodUnary, Request: "GetUser", Response: "User", Mock: &gen.Mock{Force: true, Action: "fail", Code: "Unavailable", Message: "deletes are disabled"}},
+		{Name: "Touch", Kind: gen.MethodOneway, Request: "TouchUser", HashKey: "id"},
+		{Name: "Audit", Kind: gen.MethodUnary, Request: "TouchUser", Response: "User", FaultMode: "failsafe"},
+		{Name: "Search", Kind: gen.MethodUnary, Request: "ListUsers", Response: "UserList", Idempotent: true, FaultMode: "forking", Forks: 2},
+		{Name: "List", Kind: gen.MethodUnary, Request: "ListUsers", Response: "UserList", Idempotent: true, FaultMode: "failover", Hedge: 50 * time.Millisecond},
+		{Name: "Rename", Kind: gen.MethodUnary, Request: "CreateUser", Response: "User", FaultMode: "failfast", Timeout: time.Second},
 	} {
 		if diff := cmp.Diff(want, methods[want.Name], ignore); diff != "" {
 			t.Errorf("method %s (-want +got):\n%s", want.Name, diff)

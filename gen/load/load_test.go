@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/yrpc/yrpc/gen"
 	"github.com/yrpc/yrpc/gen/load"
 )
@@ -171,4 +174,36 @@ func TestLoadTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("loading the users example took %v", time.Since(start))
+}
+
+// TestStreams loads a schema with a stream of every kind: the kinds and
+// their policies reach the spec, which passes gen.Check, and only
+// gen.Generate refuses it.
+func TestStreams(t *testing.T) {
+	spec, err := load.Load(context.Background(), "./testdata/streams", load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Package != "streams.v1" || len(spec.Services) != 1 {
+		t.Fatalf("package %q, %d services", spec.Package, len(spec.Services))
+	}
+	want := []*gen.Method{
+		{Name: "Watch", Comment: "Watch sends the events of a user as they happen.", Kind: gen.MethodServerStream, Request: "Watch", Response: "Event",
+			Idempotent: true, Timeout: time.Hour, Retry: &gen.Retry{Tries: 3, Interval: 100 * time.Millisecond, Backoff: 2, MaxInterval: time.Second},
+			HashKey: "user_id", MaxMessageSize: 64 << 10},
+		{Name: "Upload", Kind: gen.MethodClientStream, Request: "Chunk", Response: "Uploaded", Timeout: 10 * time.Minute, MaxMessageSize: 1 << 20},
+		{Name: "Chat", Kind: gen.MethodBidiStream, Request: "Line", Response: "Line"},
+		{Name: "Last", Kind: gen.MethodUnary, Request: "Watch", Response: "Event", Idempotent: true},
+	}
+	if diff := cmp.Diff(want, spec.Services[0].Methods, cmpopts.IgnoreFields(gen.Method{}, "Pos")); diff != "" {
+		t.Errorf("methods (-want +got):\n%s", diff)
+	}
+	if ps := gen.Check(spec); ps != nil {
+		t.Errorf("gen.Check = %v", ps)
+	}
+	_, err = gen.Generate(spec, gen.Config{Package: "streamsrpc"})
+	if err == nil || !strings.Contains(err.Error(), "gen: streams are not generated yet") ||
+		!strings.Contains(err.Error(), "streams.v1.Feed/Chat (bidi_stream at schema.go:") {
+		t.Errorf("Generate = %v, want it to refuse the streams", err)
+	}
 }

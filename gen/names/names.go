@@ -185,3 +185,49 @@ func IsProtoPackage(s string) bool {
 	}
 	return true
 }
+
+// MapEntry returns the name of the message that protobuf declares for the
+// entries of a map field, as protoc makes it: the field name with its
+// first letter and each letter after an underscore capitalized and the
+// underscores dropped, plus "Entry" ("labels" -> "LabelsEntry", "by_name"
+// -> "ByNameEntry").
+func MapEntry(field string) string { return camel(field, true) + "Entry" }
+
+// JSONName returns the JSON name that protoc gives a field: each letter
+// after an underscore capitalized, the underscores dropped ("created_at"
+// -> "createdAt", "a_b_c" -> "aBC").
+func JSONName(field string) string { return camel(field, false) }
+
+// camel drops the underscores of s and capitalizes the letter after each
+// one, and the first letter when up is set, as protoc does for map entry
+// and JSON names.
+func camel(s string, up bool) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '_':
+			up = true
+		case up && isLower(c):
+			b = append(b, c-'a'+'A')
+			up = false
+		default:
+			b = append(b, c)
+			up = false
+		}
+	}
+	return string(b)
+}
+
+// ProtoEnumValue returns the protobuf name of value v of enum e: prefixed
+// with the enum's name, as protobuf style asks, since enum values share
+// their package's scope (UserRole's "admin" -> "USER_ROLE_ADMIN").
+func ProtoEnumValue(e, v string) string {
+	return strings.ToUpper(Snake(e)) + "_" + strings.ToUpper(Snake(v))
+}
+
+// ProtoFile returns the name of the .proto file of protobuf package pkg
+// ("users" -> "users.proto", "acme.shop.v1" -> "acme.shop.v1.proto"):
+// the name under which generated code embeds the package's
+// FileDescriptorProto, and the file that yrpcc proto's output must be
+// saved as for protoc to give the same descriptor.
+func ProtoFile(pkg string) string { return pkg + ".proto" }

@@ -138,3 +138,31 @@ func TestIdents(t *testing.T) {
 		}
 	}
 }
+
+// TestProtoNames pins the names that protoc derives from field names
+// (checked against protoc's descriptors in gen/descriptor's tests).
+func TestProtoNames(t *testing.T) {
+	for _, tc := range []struct{ field, entry, json string }{
+		{"labels", "LabelsEntry", "labels"},
+		{"by_name", "ByNameEntry", "byName"},
+		{"created_at", "CreatedAtEntry", "createdAt"},
+		{"a_b_c", "ABCEntry", "aBC"},
+		{"field1", "Field1Entry", "field1"},
+		{"opt_2x", "Opt2xEntry", "opt2x"},
+		{"a__b", "ABEntry", "aB"},
+		{"Upper_case", "UpperCaseEntry", "UpperCase"},
+	} {
+		if got := names.MapEntry(tc.field); got != tc.entry {
+			t.Errorf("MapEntry(%q) = %q, want %q", tc.field, got, tc.entry)
+		}
+		if got := names.JSONName(tc.field); got != tc.json {
+			t.Errorf("JSONName(%q) = %q, want %q", tc.field, got, tc.json)
+		}
+	}
+	if got := names.ProtoEnumValue("UserRole", "admin"); got != "USER_ROLE_ADMIN" {
+		t.Errorf("ProtoEnumValue = %q", got)
+	}
+	if got := names.ProtoFile("acme.shop.v1"); got != "acme.shop.v1.proto" {
+		t.Errorf("ProtoFile = %q", got)
+	}
+}

@@ -36,7 +36,8 @@ func ServicePolicy(s *gen.Service) string {
 
 // MethodPolicy describes the policies of m in one line, e.g. "idempotent
 // timeout=300ms try-timeout=100ms retry=3 tries every 50ms", or "" when it
-// has none.
+// has none. The method's kind is not a policy: describe and the .proto
+// show it on their own.
 func MethodPolicy(m *gen.Method) string {
 	var p []string
 	if m.Idempotent {
@@ -76,6 +77,9 @@ func MethodPolicy(m *gen.Method) string {
 	}
 	if mk := m.Mock; mk != nil {
 		p = append(p, mockPolicy(mk))
+	}
+	if m.MaxMessageSize > 0 {
+		p = append(p, "max-message-size="+strconv.Itoa(m.MaxMessageSize))
 	}
 	return strings.Join(p, " ")
 }

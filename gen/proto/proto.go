@@ -33,12 +33,12 @@ func Write(w io.Writer, spec *gen.Spec, opts Options) error {
 	var b bytes.Buffer
 	header(&b, spec, opts)
 	for _, s := range spec.Services {
-		service(&b, s)
+		service(&b, spec.Package, s)
 	}
 	var enums []*gen.Enum
 	seen := map[string]bool{}
 	for _, m := range spec.Messages {
-		message(&b, m)
+		message(&b, spec.Package, m)
 		for _, f := range m.Fields {
 			if f.Enum != nil && !seen[f.Enum.Name] {
 				seen[f.Enum.Name] = true
@@ -64,7 +64,7 @@ func header(b *bytes.Buffer, spec *gen.Spec, opts Options) {
 	}
 	for _, s := range spec.Services {
 		for _, m := range s.Methods {
-			usesEmpty = usesEmpty || m.Oneway
+			usesEmpty = usesEmpty || m.Kind == gen.MethodOneway
 		}
 	}
 	from := spec.SchemaPkg
@@ -89,7 +89,30 @@ func header(b *bytes.Buffer, spec *gen.Spec, opts Options) {
 	}
 }
 
-func service(b *bytes.Buffer, s *gen.Service) {
+// scope is what a type name written in a message or service would resolve
+// to before the package's types. protoc looks a name up from the
+// innermost scope out: a field's type, skipping names that are not types,
+// finds a message's map entry types first; a method's types, taking the
+// first name of any kind, find the service's methods first. A type whose
+// name is taken there is written fully qualified.
+type scope struct {
+	pkg   string
+	taken map[string]bool
+}
+
+// ref is how the scope refers to the package's type name.
+func (s scope) ref(name string) string {
+	if s.taken[name] {
+		return "." + s.pkg + "." + name
+	}
+	return name
+}
+
+func service(b *bytes.Buffer, pkg string, s *gen.Service) {
+	sc := scope{pkg: pkg, taken: map[string]bool{}}
+	for _, m := range s.Methods {
+		sc.taken[m.Name] = true
+	}
 	b.WriteString("\n")
 	comment(b, "", s.Comment)
 	if p := ServicePolicy(s); p != "" {
@@ -104,12 +127,18 @@ func service(b *bytes.Buffer, s *gen.Service) {
 		if p := MethodPolicy(m); p != "" {
 			fmt.Fprintf(b, "  // yrpc: %s\n", p)
 		}
-		resp := m.Response
-		if m.Oneway {
+		req, resp := sc.ref(m.Request), sc.ref(m.Response)
+		switch {
+		case m.Kind == gen.MethodOneway:
 			b.WriteString("  // oneway: the client does not wait for an answer; the server sends none.\n")
 			resp = "google.protobuf.Empty"
+		case m.Kind.ClientStreams():
+			req = "stream " + req
 		}
-		fmt.Fprintf(b, "  rpc %s(%s) returns (%s)", m.Name, m.Request, resp)
+		if m.Kind.ServerStreams() {
+			resp = "stream " + resp
+		}
+		fmt.Fprintf(b, "  rpc %s(%s) returns (%s)", m.Name, req, resp)
 		if m.Idempotent {
 			b.WriteString(" {\n    option idempotency_level = IDEMPOTENT;\n  }\n")
 		} else {
@@ -119,7 +148,13 @@ func service(b *bytes.Buffer, s *gen.Service) {
 	b.WriteString("}\n")
 }
 
-func message(b *bytes.Buffer, m *gen.Message) {
+func message(b *bytes.Buffer, pkg string, m *gen.Message) {
+	sc := scope{pkg: pkg, taken: map[string]bool{}}
+	for _, f := range m.Fields {
+		if f.MapKey != "" {
+			sc.taken[names.MapEntry(f.Name)] = true
+		}
+	}
 	b.WriteString("\n")
 	comment(b, "", m.Comment)
 	fmt.Fprintf(b, "message %s {\n", m.Name)
@@ -139,7 +174,7 @@ func message(b *bytes.Buffer, m *gen.Message) {
 		if v := FieldRules(f); v != "" {
 			fmt.Fprintf(b, "  // yrpc: %s\n", v)
 		}
-		fmt.Fprintf(b, "  %s %s = %d%s;\n", fieldType(f), f.Name, f.Number, fieldOptions(f))
+		fmt.Fprintf(b, "  %s %s = %d%s;\n", fieldType(sc, f), f.Name, f.Number, fieldOptions(f))
 	}
 	b.WriteString("}\n")
 }
@@ -148,34 +183,33 @@ func message(b *bytes.Buffer, m *gen.Message) {
 // style asks: UserRole's "admin" becomes USER_ROLE_ADMIN.
 func enum(b *bytes.Buffer, e *gen.Enum) {
 	fmt.Fprintf(b, "\nenum %s {\n", e.Name)
-	prefix := strings.ToUpper(names.Snake(e.Name)) + "_"
 	for _, v := range e.Values {
-		fmt.Fprintf(b, "  %s%s = %d;\n", prefix, strings.ToUpper(names.Snake(v.Name)), v.Number)
+		fmt.Fprintf(b, "  %s = %d;\n", names.ProtoEnumValue(e.Name, v.Name), v.Number)
 	}
 	b.WriteString("}\n")
 }
 
-// typeName is the proto type of one value of f.
-func typeName(f *gen.Field) string {
+// typeName is the proto type of one value of f in scope sc.
+func typeName(sc scope, f *gen.Field) string {
 	switch f.Kind {
 	case gen.KindMessage:
-		return f.Message
+		return sc.ref(f.Message)
 	case gen.KindEnum:
-		return f.Enum.Name
+		return sc.ref(f.Enum.Name)
 	}
 	return scalars[f.Kind]
 }
 
-func fieldType(f *gen.Field) string {
+func fieldType(sc scope, f *gen.Field) string {
 	switch {
 	case f.MapKey != "":
-		return "map<" + scalars[f.MapKey] + ", " + typeName(f) + ">"
+		return "map<" + scalars[f.MapKey] + ", " + typeName(sc, f) + ">"
 	case f.List:
-		return "repeated " + typeName(f)
+		return "repeated " + typeName(sc, f)
 	case f.Optional && f.Kind != gen.KindMessage:
-		return "optional " + typeName(f)
+		return "optional " + typeName(sc, f)
 	}
-	return typeName(f)
+	return typeName(sc, f)
 }
 
 func fieldOptions(f *gen.Field) string {

@@ -4,23 +4,28 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/yrpc/yrpc/gen"
 	"github.com/yrpc/yrpc/gen/internal/testspecs"
 	"github.com/yrpc/yrpc/gen/load"
+	"github.com/yrpc/yrpc/gen/names"
 	"github.com/yrpc/yrpc/gen/proto"
+	"github.com/yrpc/yrpc/rt/codec"
 )
 
 var update = flag.Bool("update", false, "rewrite the committed .proto files")
 
 // TestGolden writes the .proto of each spec and compares it with its
 // committed counterpart: the examples' exports that gen/protocompat
-// compiles with protoc, and golden/proto for the in-memory test specs.
+// compiles with protoc, and golden/proto for the in-memory test specs and
+// the streams of gen/load/testdata/streams.
 // -update rewrites them. When /usr/bin/protoc is installed, every output
 // must also compile.
 func TestGolden(t *testing.T) {
@@ -31,11 +36,13 @@ func TestGolden(t *testing.T) {
 		{"users", "../protocompat/proto/users.proto", fromSchema("../../examples/users/schema")},
 		{"hello", "../protocompat/proto/bench.proto", fromSchema("../../examples/hello/schema")},
 		{"kitchen", "../../golden/proto/kitchen.proto", func(*testing.T) *gen.Spec { return testspecs.Kitchen() }},
+		{"streams", "../../golden/proto/streams.proto", fromSchema("../load/testdata/streams")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			spec := tc.spec(t)
 			var b bytes.Buffer
-			if err := proto.Write(&b, tc.spec(t), proto.Options{}); err != nil {
+			if err := proto.Write(&b, spec, proto.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			if *update {
@@ -47,9 +54,42 @@ func TestGolden(t *testing.T) {
 			} else if diff := cmp.Diff(string(want), b.String()); diff != "" {
 				t.Errorf("%s differs from Write's output; run go test ./gen/proto -update (-committed +written):\n%s", tc.file, diff)
 			}
-			protoc(t, b.Bytes())
+			compareDescriptor(t, spec, protoc(t, spec.Package, b.Bytes()))
 		})
 	}
+}
+
+// compareDescriptor checks that gen.FileDescriptor of spec, which
+// generated code embeds, is byte for byte the FileDescriptorProto that
+// protoc made from proto.Write's output (nil when protoc is missing).
+func compareDescriptor(t *testing.T, spec *gen.Spec, fromProtoc []byte) {
+	t.Helper()
+	if fromProtoc == nil {
+		return
+	}
+	desc, err := gen.FileDescriptor(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the descriptor of %s: %d bytes", names.ProtoFile(spec.Package), len(desc))
+	if !bytes.Equal(desc, fromProtoc) {
+		t.Errorf("gen.FileDescriptor differs from protoc's descriptor (-protoc +gen):\n%s",
+			cmp.Diff(strings.Split(decodeDescriptor(t, fromProtoc), "\n"), strings.Split(decodeDescriptor(t, desc), "\n")))
+	}
+}
+
+// decodeDescriptor prints a FileDescriptorProto as protoc's text format,
+// or as protoc --decode_raw prints it when it does not decode.
+func decodeDescriptor(t *testing.T, desc []byte) string {
+	t.Helper()
+	for _, args := range [][]string{{"-I/usr/include", "--decode=google.protobuf.FileDescriptorProto", "google/protobuf/descriptor.proto"}, {"--decode_raw"}} {
+		cmd := exec.Command(protocBin, args...)
+		cmd.Stdin = bytes.NewReader(desc)
+		if out, err := cmd.Output(); err == nil {
+			return string(out)
+		}
+	}
+	return fmt.Sprintf("%q", desc)
 }
 
 func TestGoPackage(t *testing.T) {
@@ -81,6 +121,40 @@ func TestPolicies(t *testing.T) {
 	}
 }
 
+// TestShadowedNames checks that a type whose name protoc would resolve to
+// something else first is written fully qualified: a method's request
+// named like a method of the service, and a field's message named like a
+// map entry of its message. protoc compiles the output.
+func TestShadowedNames(t *testing.T) {
+	spec := &gen.Spec{Package: "p", Messages: []*gen.Message{
+		{Name: "M", Fields: []*gen.Field{
+			{Name: "labels", Number: 1, Kind: gen.KindString, MapKey: gen.KindString},
+			{Name: "entry", Number: 2, Kind: gen.KindMessage, Message: "LabelsEntry"},
+			{Name: "M", Number: 3, Kind: gen.KindMessage, Message: "M"},
+		}},
+		{Name: "LabelsEntry"},
+	}, Services: []*gen.Service{{Name: "S", Methods: []*gen.Method{
+		{Name: "M", Request: "M", Response: "LabelsEntry"},
+		{Name: "N", Kind: gen.MethodBidiStream, Request: "M", Response: "M"},
+	}}}}
+	if ps := gen.Check(spec); ps != nil {
+		t.Fatal(ps)
+	}
+	var b bytes.Buffer
+	if err := proto.Write(&b, spec, proto.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"rpc M(.p.M) returns (LabelsEntry);", "rpc N(stream .p.M) returns (stream .p.M);",
+		".p.LabelsEntry entry = 2;", "  M M = 3;",
+	} {
+		if !bytes.Contains(b.Bytes(), []byte(want)) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+	compareDescriptor(t, spec, protoc(t, spec.Package, b.Bytes()))
+}
+
 type errWriter struct{}
 
 func (errWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
@@ -102,24 +176,45 @@ func fromSchema(dir string) func(t *testing.T) *gen.Spec {
 	}
 }
 
-// protoc compiles src with /usr/bin/protoc, if it is installed.
-func protoc(t *testing.T, src []byte) {
+// protocBin is Debian's protoc (package protobuf-compiler).
+const protocBin = "/usr/bin/protoc"
+
+// protoc compiles src, saved as the file of protobuf package pkg
+// (names.ProtoFile), with protoc if it is installed, and returns the
+// FileDescriptorProto that protoc made of it; nil, with the reason
+// logged, when protoc is missing.
+func protoc(t *testing.T, pkg string, src []byte) []byte {
 	t.Helper()
-	const bin = "/usr/bin/protoc"
-	if _, err := os.Stat(bin); err != nil {
-		t.Logf("%s is not installed; the output was not compiled", bin)
-		return
+	if _, err := os.Stat(protocBin); err != nil {
+		t.Logf("%s is not installed (Debian: apt-get install protobuf-compiler); the output was not compiled", protocBin)
+		return nil
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "x.proto"), src, 0o644); err != nil {
+	name := names.ProtoFile(pkg)
+	if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"-I" + dir}
 	if _, err := os.Stat("/usr/include/google/protobuf/timestamp.proto"); err == nil {
 		args = append(args, "-I/usr/include")
 	}
-	args = append(args, "--descriptor_set_out="+filepath.Join(dir, "out.pb"), filepath.Join(dir, "x.proto"))
-	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+	set := filepath.Join(dir, "out.pb")
+	args = append(args, "--descriptor_set_out="+set, filepath.Join(dir, name))
+	if out, err := exec.Command(protocBin, args...).CombinedOutput(); err != nil {
 		t.Fatalf("protoc: %v\n%s", err, out)
 	}
+	data, err := os.ReadFile(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A FileDescriptorSet of one file: field 1 holding it.
+	tag, n := codec.ConsumeVarint(data)
+	if n <= 0 || tag != codec.Tag(1, codec.BytesType) {
+		t.Fatalf("protoc wrote no FileDescriptorSet: % x", data)
+	}
+	file, m := codec.ConsumeBytes(data[n:])
+	if m <= 0 || n+m != len(data) {
+		t.Fatalf("protoc wrote a FileDescriptorSet of more than one file: % x", data)
+	}
+	return file
 }

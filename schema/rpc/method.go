@@ -3,14 +3,17 @@ package rpc
 import (
 	"fmt"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/yrpc/yrpc/schema"
 )
 
-// Builder builds one method declaration; Unary and Oneway return it and its
-// modifiers chain. Its zero value is not a method: use Unary or Oneway. A
-// Builder is not safe for concurrent use.
+// Builder builds one method declaration; Unary, Oneway, ServerStream,
+// ClientStream and BidiStream return it and its modifiers chain. Its zero
+// value is not a method: use one of them. A Builder is not safe for
+// concurrent use.
 type Builder struct {
 	desc  schema.MethodDescriptor
 	call  string
@@ -22,29 +25,34 @@ type Builder struct {
 // and waits for a resp message. req and resp are Type method expressions,
 // e.g. rpc.Unary("Get", GetUser.Type, User.Type).
 func Unary(name string, req, resp any) *Builder {
-	b := newBuilder(fmt.Sprintf("rpc.Unary(%q, %s, %s)", name, schema.RefString(req), schema.RefString(resp)), name)
-	b.desc.Request, b.desc.RequestPkg = b.ref(req)
-	b.desc.Response, b.desc.ResponsePkg = b.ref(resp)
-	return b
+	return newBuilder(kindUnary, name, req, resp)
 }
 
 // Oneway declares a fire-and-forget method: the client sends a req message
 // and does not wait for an answer.
 func Oneway(name string, req any) *Builder {
-	b := newBuilder(fmt.Sprintf("rpc.Oneway(%q, %s)", name, schema.RefString(req)), name)
-	b.desc.Request, b.desc.RequestPkg = b.ref(req)
-	b.desc.Oneway = true
-	return b
+	return newBuilder(kindOneway, name, req)
 }
 
-func newBuilder(call, name string) *Builder {
-	b := &Builder{call: call}
-	b.desc.Name = name
+// newBuilder starts the declaration of a method of kind with the message
+// references refs (request, then response), recording the position of the
+// constructor's caller.
+func newBuilder(kind, name string, refs ...any) *Builder {
+	args := []string{strconv.Quote(name)}
+	for _, r := range refs {
+		args = append(args, schema.RefString(r))
+	}
+	b := &Builder{call: kinds[kind].ctor + "(" + strings.Join(args, ", ") + ")"}
+	b.desc.Name, b.desc.Kind = name, kind
 	if _, file, line, ok := runtime.Caller(2); ok {
 		b.desc.Pos = fmt.Sprintf("%s:%d", file, line)
 	}
 	if !isExported(name) {
 		b.fail("", "method name must be an exported Go identifier like \"Get\"")
+	}
+	b.desc.Request, b.desc.RequestPkg = b.ref(refs[0])
+	if len(refs) > 1 {
+		b.desc.Response, b.desc.ResponsePkg = b.ref(refs[1])
 	}
 	return b
 }
@@ -101,39 +109,61 @@ func (b *Builder) Comment(text string) *Builder {
 // Idempotent marks the method safe to call more than once with the same
 // request: clients may retry it after any failure and hedge it.
 func (b *Builder) Idempotent() *Builder {
+	if b.refused("Idempotent", "Idempotent()") {
+		return b
+	}
 	b.desc.Idempotent = true
 	return b
 }
 
-// Timeout sets the default deadline of one call, retries included.
+// Timeout sets the default deadline of one call, retries included; of a
+// stream, from its opening to its end.
 func (b *Builder) Timeout(d time.Duration) *Builder {
-	if d <= 0 {
-		return b.fail(fmt.Sprintf("Timeout(%v)", d), "timeout must be > 0")
+	if b.positive("Timeout", d, "timeout") {
+		b.desc.Timeout = d
 	}
-	b.desc.Timeout = d
 	return b
+}
+
+// positive reports whether modifier may set the duration d: the method's
+// kind takes modifier and d > 0. If not, it records the mistake; what
+// names d in it.
+func (b *Builder) positive(modifier string, d time.Duration, what string) bool {
+	mod := fmt.Sprintf("%s(%v)", modifier, d)
+	switch {
+	case b.refused(modifier, mod):
+		return false
+	case d <= 0:
+		b.fail(mod, "%s must be > 0", what)
+		return false
+	}
+	return true
 }
 
 // TryTimeout bounds each attempt of a call to d, so that a hung provider
 // costs one try, not the whole call: when an attempt runs out of time the
 // client retries (under the method's Retry policy) while the call's
-// Timeout lasts. It is meant for methods with retries but allowed on any;
-// d must be > 0 and, when Timeout is set, not longer than it.
+// Timeout lasts. It is meant for methods with retries but allowed on any
+// unary or oneway method (not on streams); d must be > 0 and, when Timeout
+// is set, not longer than it.
 func (b *Builder) TryTimeout(d time.Duration) *Builder {
-	if d <= 0 {
-		return b.fail(fmt.Sprintf("TryTimeout(%v)", d), "try timeout must be > 0")
+	if b.positive("TryTimeout", d, "try timeout") {
+		b.desc.TryTimeout = d
 	}
-	b.desc.TryTimeout = d
 	return b
 }
 
 // Retry makes the client try a failed call up to tries times in all (the
 // first attempt included), each time on another instance, waiting interval
 // before the first retry. Non-idempotent methods are retried only when the
-// error proves the call did not run.
+// error proves the call did not run. A server stream is retried only until
+// its first response message reaches the caller; client and bidi streams
+// are never retried.
 func (b *Builder) Retry(tries int, interval time.Duration) *Builder {
 	mod := fmt.Sprintf("Retry(%d, %v)", tries, interval)
 	switch {
+	case b.refused("Retry", mod):
+		return b
 	case tries < 1:
 		return b.fail(mod, "tries must be >= 1 (the first attempt counts)")
 	case interval < 0:
@@ -157,6 +187,8 @@ func (b *Builder) retryPolicy() *schema.RetryPolicy {
 func (b *Builder) Backoff(mult float64, max time.Duration) *Builder {
 	mod := fmt.Sprintf("Backoff(%v, %v)", mult, max)
 	switch {
+	case b.refused("Retry", mod):
+		return b
 	case !(mult >= 1) || mult > 1000:
 		return b.fail(mod, "multiplier must be in [1, 1000]")
 	case max < 0:
@@ -170,17 +202,26 @@ func (b *Builder) Backoff(mult float64, max time.Duration) *Builder {
 // Jitter randomizes each retry interval by ± f of itself (0 <= f <= 1). It
 // needs Retry.
 func (b *Builder) Jitter(f float64) *Builder {
-	if !(f >= 0 && f <= 1) {
-		return b.fail(fmt.Sprintf("Jitter(%v)", f), "jitter must be in [0, 1]")
+	mod := fmt.Sprintf("Jitter(%v)", f)
+	switch {
+	case b.refused("Retry", mod):
+		return b
+	case !(f >= 0 && f <= 1):
+		return b.fail(mod, "jitter must be in [0, 1]")
 	}
 	b.retryPolicy().Jitter = f
 	return b
 }
 
 // HashKey names the request field (a scalar or string) whose value picks the
-// instance under consistent-hash balancing.
+// instance under consistent-hash balancing; of a server stream, the field
+// of its one request. Client and bidi streams take none: they pick their
+// instance before sending a request.
 func (b *Builder) HashKey(field string) *Builder {
-	if field == "" {
+	switch {
+	case b.refused("HashKey", fmt.Sprintf("HashKey(%q)", field)):
+		return b
+	case field == "":
 		return b.fail(`HashKey("")`, "hash key must name a request field")
 	}
 	b.desc.HashKey = field
@@ -188,12 +229,12 @@ func (b *Builder) HashKey(field string) *Builder {
 }
 
 // Hedge sends a second attempt to another instance when the first has not
-// answered after d; the first answer wins. It needs Idempotent.
+// answered after d; the first answer wins. It needs Idempotent, and does
+// not apply to streams.
 func (b *Builder) Hedge(d time.Duration) *Builder {
-	if d <= 0 {
-		return b.fail(fmt.Sprintf("Hedge(%v)", d), "hedge delay must be > 0")
+	if b.positive("Hedge", d, "hedge delay") {
+		b.desc.Hedge = d
 	}
-	b.desc.Hedge = d
 	return b
 }
 

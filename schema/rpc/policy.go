@@ -48,9 +48,13 @@ func (f FaultMode) String() string {
 	return "rpc.FaultMode(" + strconv.Itoa(int(f)) + ")"
 }
 
-// FaultMode sets what the client does when a call fails.
+// FaultMode sets what the client does when a call fails. It does not apply
+// to streams.
 func (b *Builder) FaultMode(f FaultMode) *Builder {
 	mod := "FaultMode(" + f.String() + ")"
+	if b.refused("FaultMode", mod) {
+		return b
+	}
 	switch {
 	case f == Failover:
 		b.desc.FaultMode, b.desc.Forks = "failover", 0
@@ -120,15 +124,20 @@ func (m Mock) Force() Mock {
 	return m
 }
 
-// Mock sets the method's mock answer.
+// Mock sets the method's mock answer. Streams cannot be mocked.
 func (b *Builder) Mock(m Mock) *Builder {
 	mod := "Mock(" + m.call + ")"
+	if m.action == "" {
+		mod = "Mock(rpc.Mock{})"
+	}
 	switch {
+	case b.refused("Mock", mod):
+		return b
 	case m.action == "":
-		return b.fail("Mock(rpc.Mock{})", "use rpc.ReturnEmpty, rpc.ReturnValue or rpc.Fail")
+		return b.fail(mod, "use rpc.ReturnEmpty, rpc.ReturnValue or rpc.Fail")
 	case m.err != "":
 		return b.fail(mod, "%s", m.err)
-	case b.desc.Oneway && m.action == "value":
+	case b.desc.Kind == kindOneway && m.action == "value":
 		return b.fail(mod, "a oneway method has no response to return")
 	}
 	b.desc.Mock = &schema.MockPolicy{Force: m.force, Action: m.action, Value: m.value, Code: m.code, Message: m.msg}

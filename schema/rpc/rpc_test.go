@@ -25,36 +25,46 @@ func TestMethods(t *testing.T) {
 		want schema.MethodDescriptor
 	}{
 		{"unary", rpc.Unary("Get", Req.Type, Resp.Type).Comment("gets"),
-			schema.MethodDescriptor{Name: "Get", Comment: "gets", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg}},
+			schema.MethodDescriptor{Name: "Get", Kind: "unary", Comment: "gets", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg}},
 		{"oneway", rpc.Oneway("Touch", Req.Type),
-			schema.MethodDescriptor{Name: "Touch", Request: "Req", RequestPkg: pkg, Oneway: true}},
+			schema.MethodDescriptor{Name: "Touch", Kind: "oneway", Request: "Req", RequestPkg: pkg}},
 		{"policies", rpc.Unary("Get", Req.Type, Resp.Type).Idempotent().Timeout(time.Second).
 			Retry(3, 10*time.Millisecond).Backoff(2, time.Second).Jitter(0.1).HashKey("id").Hedge(5 * time.Millisecond),
-			schema.MethodDescriptor{Name: "Get", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg,
+			schema.MethodDescriptor{Name: "Get", Kind: "unary", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg,
 				Idempotent: true, Timeout: time.Second, HashKey: "id", Hedge: 5 * time.Millisecond,
 				Retry: &schema.RetryPolicy{Tries: 3, Interval: 10 * time.Millisecond, Backoff: 2, MaxInterval: time.Second, Jitter: 0.1}}},
 		{"try timeout", rpc.Unary("Get", Req.Type, Resp.Type).Idempotent().Timeout(time.Second).TryTimeout(300*time.Millisecond).Retry(3, 0),
-			schema.MethodDescriptor{Name: "Get", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg,
+			schema.MethodDescriptor{Name: "Get", Kind: "unary", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg,
 				Idempotent: true, Timeout: time.Second, TryTimeout: 300 * time.Millisecond, Retry: &schema.RetryPolicy{Tries: 3}}},
 		{"try timeout alone", rpc.Unary("Get", Req.Type, Resp.Type).TryTimeout(time.Second),
-			schema.MethodDescriptor{Name: "Get", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, TryTimeout: time.Second}},
+			schema.MethodDescriptor{Name: "Get", Kind: "unary", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, TryTimeout: time.Second}},
 		{"backoff before retry", rpc.Unary("Get", Req.Type, Resp.Type).Backoff(1.5, 0).Retry(2, time.Millisecond),
-			schema.MethodDescriptor{Name: "Get", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg,
+			schema.MethodDescriptor{Name: "Get", Kind: "unary", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg,
 				Retry: &schema.RetryPolicy{Tries: 2, Interval: time.Millisecond, Backoff: 1.5}}},
 		{"mock empty", rpc.Unary("Get", Req.Type, Resp.Type).Mock(rpc.ReturnEmpty()),
-			schema.MethodDescriptor{Name: "Get", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, Mock: &schema.MockPolicy{Action: "empty"}}},
+			schema.MethodDescriptor{Name: "Get", Kind: "unary", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, Mock: &schema.MockPolicy{Action: "empty"}}},
 		{"mock value", rpc.Unary("Get", Req.Type, Resp.Type).Mock(rpc.ReturnValue(rpc.Values{"name": "x", "n": 2})),
-			schema.MethodDescriptor{Name: "Get", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, Mock: &schema.MockPolicy{Action: "value", Value: `{"n":2,"name":"x"}`}}},
+			schema.MethodDescriptor{Name: "Get", Kind: "unary", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, Mock: &schema.MockPolicy{Action: "value", Value: `{"n":2,"name":"x"}`}}},
 		{"mock fail forced", rpc.Unary("Get", Req.Type, Resp.Type).Mock(rpc.Fail("Unavailable", "down").Force()),
-			schema.MethodDescriptor{Name: "Get", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, Mock: &schema.MockPolicy{Force: true, Action: "fail", Code: "Unavailable", Message: "down"}}},
+			schema.MethodDescriptor{Name: "Get", Kind: "unary", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, Mock: &schema.MockPolicy{Force: true, Action: "fail", Code: "Unavailable", Message: "down"}}},
 		{"failsafe", rpc.Unary("Get", Req.Type, Resp.Type).FaultMode(rpc.Failsafe),
-			schema.MethodDescriptor{Name: "Get", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, FaultMode: "failsafe"}},
+			schema.MethodDescriptor{Name: "Get", Kind: "unary", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, FaultMode: "failsafe"}},
 		{"failfast", rpc.Unary("Get", Req.Type, Resp.Type).FaultMode(rpc.Failfast),
-			schema.MethodDescriptor{Name: "Get", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, FaultMode: "failfast"}},
+			schema.MethodDescriptor{Name: "Get", Kind: "unary", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, FaultMode: "failfast"}},
 		{"forking", rpc.Unary("Get", Req.Type, Resp.Type).Idempotent().FaultMode(rpc.Forking(3)),
-			schema.MethodDescriptor{Name: "Get", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, Idempotent: true, FaultMode: "forking", Forks: 3}},
+			schema.MethodDescriptor{Name: "Get", Kind: "unary", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, Idempotent: true, FaultMode: "forking", Forks: 3}},
 		{"failover", rpc.Unary("Get", Req.Type, Resp.Type).FaultMode(rpc.Forking(3)).FaultMode(rpc.Failover),
-			schema.MethodDescriptor{Name: "Get", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, FaultMode: "failover"}},
+			schema.MethodDescriptor{Name: "Get", Kind: "unary", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg, FaultMode: "failover"}},
+		{"server stream", rpc.ServerStream("Watch", Req.Type, Resp.Type).Idempotent().Timeout(time.Minute).
+			Retry(3, time.Millisecond).Backoff(2, 0).Jitter(0.5).HashKey("id").MaxMessageSize(1 << 20),
+			schema.MethodDescriptor{Name: "Watch", Kind: "server_stream", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg,
+				Idempotent: true, Timeout: time.Minute, HashKey: "id", MaxMessageSize: 1 << 20,
+				Retry: &schema.RetryPolicy{Tries: 3, Interval: time.Millisecond, Backoff: 2, Jitter: 0.5}}},
+		{"client stream", rpc.ClientStream("Upload", Req.Type, Resp.Type).Timeout(time.Minute).MaxMessageSize(64).Comment("uploads"),
+			schema.MethodDescriptor{Name: "Upload", Kind: "client_stream", Comment: "uploads", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg,
+				Timeout: time.Minute, MaxMessageSize: 64}},
+		{"bidi stream", rpc.BidiStream("Chat", Req.Type, Resp.Type),
+			schema.MethodDescriptor{Name: "Chat", Kind: "bidi_stream", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.b.Descriptor()
@@ -99,6 +109,27 @@ func TestMethodErrors(t *testing.T) {
 		{rpc.Unary("Get", Req.Type, Resp.Type).Mock(rpc.Fail("OK", "")), `Mock(rpc.Fail("OK", "")): unknown status code "OK"`},
 		{rpc.Unary("Get", Req.Type, Resp.Type).Mock(rpc.ReturnValue(rpc.Values{"f": func() {}})), `values do not encode as JSON`},
 		{rpc.Oneway("Touch", Req.Type).Mock(rpc.ReturnValue(rpc.Values{"a": 1})), `rpc.Oneway("Touch", Req.Type).Mock(rpc.ReturnValue({"a":1})): a oneway method has no response to return`},
+
+		// Streams: the policies that do not apply to each kind.
+		{rpc.ServerStream("W", Req{}.Type, Resp.Type), `rpc.ServerStream("W", func(), Resp.Type): message reference must be a method expression`},
+		{rpc.BidiStream("C", Req.Type, nil), `rpc.BidiStream("C", Req.Type, nil): message reference is nil`},
+		{rpc.ClientStream("up", Req.Type, Resp.Type), `rpc.ClientStream("up", Req.Type, Resp.Type): method name must be an exported Go identifier`},
+		{rpc.BidiStream("C", Req.Type, Resp.Type).Retry(3, time.Second), `rpc.BidiStream("C", Req.Type, Resp.Type).Retry(3, 1s): a bidi stream cannot be retried: its requests are not kept once sent`},
+		{rpc.ClientStream("U", Req.Type, Resp.Type).Retry(3, time.Second), `Retry(3, 1s): a client stream cannot be retried`},
+		{rpc.ClientStream("U", Req.Type, Resp.Type).Backoff(2, 0), `Backoff(2, 0s): a client stream cannot be retried`},
+		{rpc.BidiStream("C", Req.Type, Resp.Type).Jitter(0.1), `Jitter(0.1): a bidi stream cannot be retried`},
+		{rpc.ClientStream("U", Req.Type, Resp.Type).Idempotent(), `Idempotent(): a client stream is never retried`},
+		{rpc.ClientStream("U", Req.Type, Resp.Type).HashKey("id"), `HashKey("id"): a client stream picks its instance before it has a request to hash; pass rt.WithHashKey`},
+		{rpc.BidiStream("C", Req.Type, Resp.Type).HashKey("id"), `a bidi stream picks its instance before it has a request to hash`},
+		{rpc.ServerStream("W", Req.Type, Resp.Type).Mock(rpc.ReturnEmpty()), `rpc.ServerStream("W", Req.Type, Resp.Type).Mock(rpc.ReturnEmpty()): a server stream cannot be mocked`},
+		{rpc.BidiStream("C", Req.Type, Resp.Type).Mock(rpc.Mock{}), `Mock(rpc.Mock{}): a bidi stream cannot be mocked`},
+		{rpc.ServerStream("W", Req.Type, Resp.Type).Idempotent().Hedge(time.Millisecond), `Hedge(1ms): a server stream cannot be hedged`},
+		{rpc.ServerStream("W", Req.Type, Resp.Type).FaultMode(rpc.Failfast), `FaultMode(rpc.Failfast): a server stream ends with its first error`},
+		{rpc.ClientStream("U", Req.Type, Resp.Type).TryTimeout(time.Second), `TryTimeout(1s): a client stream has no tries to bound: Timeout bounds the whole stream`},
+		{rpc.Unary("Get", Req.Type, Resp.Type).MaxMessageSize(10), `MaxMessageSize(10): a unary method has no message size limit of its own`},
+		{rpc.Oneway("Touch", Req.Type).MaxMessageSize(10), `a oneway method has no message size limit of its own`},
+		{rpc.ServerStream("W", Req.Type, Resp.Type).MaxMessageSize(0), `MaxMessageSize(0): size must be in [1, 2147483647]`},
+		{rpc.BidiStream("C", Req.Type, Resp.Type).MaxMessageSize(1 << 31), `size must be in [1, 2147483647]`},
 	} {
 		d := tc.b.Descriptor()
 		if len(d.Errors) == 0 {
@@ -108,6 +139,26 @@ func TestMethodErrors(t *testing.T) {
 		if got := d.Errors[0].Error(); !strings.Contains(got, tc.want) {
 			t.Errorf("error %q, want it to contain %q", got, tc.want)
 		}
+	}
+}
+
+// TestRefusedPolicies checks that a policy a stream does not take is
+// reported once, by the call that set it, and left out of the descriptor.
+func TestRefusedPolicies(t *testing.T) {
+	const pkg = "github.com/yrpc/yrpc/schema/rpc_test"
+	d := rpc.BidiStream("Chat", Req.Type, Resp.Type).Idempotent().Retry(2, 0).Backoff(2, 0).Jitter(0.1).
+		HashKey("id").Hedge(time.Second).FaultMode(rpc.Failfast).Mock(rpc.ReturnEmpty()).TryTimeout(time.Second).Descriptor()
+	want := schema.MethodDescriptor{Name: "Chat", Kind: "bidi_stream", Request: "Req", RequestPkg: pkg, Response: "Resp", ResponsePkg: pkg}
+	if diff := cmp.Diff(want, *d, cmpopts.IgnoreFields(schema.MethodDescriptor{}, "Pos", "Errors")); diff != "" {
+		t.Errorf("descriptor (-want +got):\n%s", diff)
+	}
+	var calls []string
+	for _, e := range d.Errors {
+		calls = append(calls, strings.TrimPrefix(e.Call, `rpc.BidiStream("Chat", Req.Type, Resp.Type).`))
+	}
+	wantCalls := []string{"Idempotent()", "Retry(2, 0s)", "Backoff(2, 0s)", "Jitter(0.1)", `HashKey("id")`, "Hedge(1s)", "FaultMode(rpc.Failfast)", "Mock(rpc.ReturnEmpty())", "TryTimeout(1s)"}
+	if diff := cmp.Diff(wantCalls, calls); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
 	}
 }
 

@@ -51,7 +51,8 @@ var GreeterServiceDesc = rt.ServiceDesc{
 			Handle: greeterSayHelloHandle,
 		},
 	},
-	MethodIndex: greeterMethodIndex,
+	MethodIndex:    greeterMethodIndex,
+	FileDescriptor: fileDescriptor,
 }
 
 // greeterMethodIndex maps a method ID from the wire to its index in

@@ -97,6 +97,7 @@ var StoreServiceDesc = rt.ServiceDesc{
 		},
 		Balance: "consistent_hash",
 	},
+	FileDescriptor: fileDescriptor,
 }
 
 // storeMethodIndex maps a method ID from the wire to its index in

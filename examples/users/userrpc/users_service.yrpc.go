@@ -352,6 +352,7 @@ var UsersServiceDesc = rt.ServiceDesc{
 		},
 		Balance: "consistent_hash",
 	},
+	FileDescriptor: fileDescriptor,
 }
 
 // usersMethodIndex maps a method ID from the wire to its index in

@@ -139,7 +139,7 @@ func Kitchen() *gen.Spec {
 					"ttl": "1.5s", "node": {"id": 7, "children": [{"name": "kid"}]}, "opt_int32": 0, "opt_color": 2,
 					"int32s": [1, -2], "strings": ["a", "b"], "labels": {"k": "v"}, "nodes_by_id": {"-1": {"name": "neg"}},
 					"colors_by_flag": {"true": "red"}, "waits": {"3": "2m"}}`}},
-			{Name: "Touch", Comment: "Touch is fire and forget.", Request: "Node", Oneway: true, FaultMode: "failsafe"},
+			{Name: "Touch", Comment: "Touch is fire and forget.", Request: "Node", Kind: gen.MethodOneway, FaultMode: "failsafe"},
 		},
 	}
 	other := &gen.Service{Name: "Plain", Methods: []*gen.Method{

@@ -188,7 +188,7 @@ func TestDescribe(t *testing.T) {
 		"mock=on-failure empty",
 		`mock=on-failure value {"id":0,"name":"guest"}`,
 		`mock=force fail Unavailable "deletes are disabled"`,
-		"(oneway)",
+		"oneway  TouchUser",
 		"fault=failsafe",
 		"idempotent fault=forking(2)",
 		"fault=failover hedge=50ms",
@@ -203,6 +203,57 @@ func TestDescribe(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(out)
+	}
+}
+
+// TestStreams checks the commands on a schema with a stream of every kind:
+// describe shows the kinds, proto writes stream keywords (and protoc
+// compiles them), generate refuses the streams.
+func TestStreams(t *testing.T) {
+	const schema = "../../../gen/load/testdata/streams"
+	code, out, errOut := run(t, nil, "describe", schema)
+	if code != 0 {
+		t.Fatalf("describe: exit %d: %s", code, errOut)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) >= 5 {
+			rows[f[0]] = strings.Join(f[:5], " ")
+		}
+	}
+	for _, want := range []string{
+		"Watch server_stream Watch Event idempotent", "Upload client_stream Chunk Uploaded timeout=10m0s",
+		"Chat bidi_stream Line Line -", "Last unary Watch Event idempotent",
+	} {
+		if got := rows[strings.Fields(want)[0]]; got != want {
+			t.Errorf("describe row %q, want %q", got, want)
+		}
+	}
+	if !strings.Contains(out, "max-message-size=65536") {
+		t.Errorf("describe lacks the message size limit:\n%s", out)
+	}
+
+	code, out, errOut = run(t, nil, "proto", schema)
+	if code != 0 {
+		t.Fatalf("proto: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"rpc Watch(.streams.v1.Watch) returns (stream Event) {", "rpc Upload(stream Chunk) returns (Uploaded);",
+		"rpc Chat(stream Line) returns (stream Line);",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("proto output lacks %q", want)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "streams.v1.proto"), []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	protoc(t, dir, "streams.v1.proto")
+
+	code, _, errOut = run(t, nil, "generate", "--target", t.TempDir(), "--package", "streamsrpc", schema)
+	if code != 1 || !strings.HasPrefix(errOut, "yrpcc generate: gen: streams are not generated yet") {
+		t.Errorf("generate: exit %d, stderr %q", code, errOut)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 )
 
 func (e *Env) runDescribe(ctx context.Context, args []string) error {
-	fs := e.flagSet("describe", "[--package NAME] SCHEMA", "Describe prints the services of a schema with their annotations, the methods\nwith their policies, and the messages with their fields.")
+	fs := e.flagSet("describe", "[--package NAME] SCHEMA", "Describe prints the services of a schema with their annotations, the methods\nwith their kinds (unary, oneway, server_stream, client_stream, bidi_stream)\nand policies, and the messages with their fields.")
 	pkg := fs.String("package", "", packageUsage)
 	rest, err := parse(fs, args)
 	if err != nil {
@@ -40,13 +40,9 @@ func describe(w io.Writer, spec *gen.Spec) error {
 	fmt.Fprintln(tw)
 	for _, s := range spec.Services {
 		fmt.Fprintf(tw, "\nservice %s  %s\n", s.Name, proto.ServicePolicy(s))
-		fmt.Fprintln(tw, "  METHOD\tREQUEST\tRESPONSE\tPOLICY")
+		fmt.Fprintln(tw, "  METHOD\tKIND\tREQUEST\tRESPONSE\tPOLICY")
 		for _, m := range s.Methods {
-			resp := m.Response
-			if m.Oneway {
-				resp = "(oneway)"
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", m.Name, m.Request, resp, cmp.Or(proto.MethodPolicy(m), "-"))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", m.Name, m.Kind, m.Request, cmp.Or(m.Response, "-"), cmp.Or(proto.MethodPolicy(m), "-"))
 		}
 	}
 	for _, m := range spec.Messages {

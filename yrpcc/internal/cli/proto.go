@@ -14,7 +14,13 @@ func (e *Env) runProto(ctx context.Context, args []string) error {
 field numbers, kinds and services, so that other languages and tools can
 talk to yrpc services. time.Time and time.Duration fields become
 google.protobuf.Timestamp and google.protobuf.Duration; oneway methods return
-google.protobuf.Empty; policies appear as comments.`)
+google.protobuf.Empty; streams carry the stream keyword; policies appear as
+comments.
+
+Generated code embeds the FileDescriptorProto of this file, named
+PACKAGE.proto (users.proto for package users), for gRPC server reflection:
+protoc --descriptor_set_out gives the same bytes for the output saved under
+that name without --go-package.`)
 	out := fs.String("out", "", "write to `FILE` instead of standard output")
 	goPkg := fs.String("go-package", "", "emit option go_package = `PATH`")
 	pkg := fs.String("package", "", packageUsage)

@@ -48,7 +48,8 @@ var HelloServiceDesc = rt.ServiceDesc{
 			Handle: helloSayHandle,
 		},
 	},
-	MethodIndex: helloMethodIndex,
+	MethodIndex:    helloMethodIndex,
+	FileDescriptor: fileDescriptor,
 }
 
 // helloMethodIndex maps a method ID from the wire to its index in

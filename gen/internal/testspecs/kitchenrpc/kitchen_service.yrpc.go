@@ -184,6 +184,7 @@ var KitchenServiceServiceDesc = rt.ServiceDesc{
 		},
 		Balance: "consistent_hash",
 	},
+	FileDescriptor: fileDescriptor,
 }
 
 // kitchenServiceMethodIndex maps a method ID from the wire to its index in

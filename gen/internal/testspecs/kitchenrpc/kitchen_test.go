@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -371,6 +372,31 @@ func TestServiceDesc(t *testing.T) {
 	}
 	if sd.Policy.RateLimit.Rate != 300 || sd.Policy.Breaker.OpenFor != 5*time.Second || sd.Policy.Balance != "consistent_hash" {
 		t.Errorf("service policy = %+v", sd.Policy)
+	}
+}
+
+// TestFileDescriptor checks the embedded descriptor: every service
+// descriptor shares it, the accessor returns copies of it, and it is the
+// FileDescriptorProto of kitchen.proto (gen/proto's tests compare it with
+// protoc's, byte for byte).
+func TestFileDescriptor(t *testing.T) {
+	fd := kitchenrpc.FileDescriptor()
+	if want := "\n\x0dkitchen.proto\x12\x07kitchen"; !strings.HasPrefix(string(fd), want) || !strings.HasSuffix(string(fd), "b\x06proto3") {
+		t.Fatalf("FileDescriptor() = %q..., want the descriptor of kitchen.proto", fd[:min(len(fd), 32)])
+	}
+	for _, sd := range []*rt.ServiceDesc{&kitchenrpc.KitchenServiceServiceDesc, &kitchenrpc.PlainServiceDesc} {
+		if !bytes.Equal(sd.FileDescriptor, fd) {
+			t.Errorf("%s: FileDescriptor differs from FileDescriptor()", sd.Name)
+		}
+		for _, md := range sd.Methods {
+			if want := string([]byte{'\n', byte(len(md.Name))}) + md.Name; !strings.Contains(string(fd), want) {
+				t.Errorf("the descriptor lacks method %s", md.FullName)
+			}
+		}
+	}
+	fd[0] = 'x'
+	if kitchenrpc.FileDescriptor()[0] == 'x' {
+		t.Error("FileDescriptor returns the shared slice, not a copy")
 	}
 }
 

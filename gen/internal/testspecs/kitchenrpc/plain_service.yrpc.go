@@ -48,7 +48,8 @@ var PlainServiceDesc = rt.ServiceDesc{
 			Handle: plainPingHandle,
 		},
 	},
-	MethodIndex: plainMethodIndex,
+	MethodIndex:    plainMethodIndex,
+	FileDescriptor: fileDescriptor,
 }
 
 // plainMethodIndex maps a method ID from the wire to its index in

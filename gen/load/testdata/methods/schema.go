@@ -50,6 +50,11 @@ func (Users) Methods() []schema.Method {
 		rpc.Unary("Valued", Req.Type, Req.Type).Mock(rpc.ReturnValue(rpc.Values{"idd": 1})),     // want "method Valued: mock value: message Req has no field \"idd\""
 		rpc.Oneway("Fire", Req.Type).Mock(rpc.ReturnValue(nil)),                                 // want "a oneway method has no response to return"
 		rpc.Unary("lower", Req.Type, Req.Type),                                                  // want "rpc.Unary(\"lower\", Req.Type, Req.Type): method name must be an exported Go identifier"
+		rpc.BidiStream("Talk", Req.Type, Req.Type).Retry(2, time.Second),                        // want "rpc.BidiStream(\"Talk\", Req.Type, Req.Type).Retry(2, 1s): a bidi stream cannot be retried"
+		rpc.ServerStream("Feed", Req.Type, Req.Type).Mock(rpc.ReturnEmpty()),                    // want "Mock(rpc.ReturnEmpty()): a server stream cannot be mocked"
+		rpc.ClientStream("Up", Req.Type, Req.Type).HashKey("id"),                                // want "HashKey(\"id\"): a client stream picks its instance before it has a request to hash"
+		rpc.Unary("Big", Req.Type, Req.Type).MaxMessageSize(1024),                               // want "MaxMessageSize(1024): a unary method has no message size limit of its own"
+		rpc.ServerStream("Watch", Req.Type, Req.Type).HashKey("tags"),                           // want "method Watch: hash key \"tags\" must be a scalar or string field of Req"
 	}
 }
 
