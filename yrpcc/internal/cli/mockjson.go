@@ -43,8 +43,10 @@ func encodeMockValue(spec *gen.Spec, service, method, js string) ([]byte, error)
 	switch {
 	case m == nil:
 		return nil, fmt.Errorf("service %s of the schema has no method %q (it has %s)", service, method, strings.Join(methods, ", "))
-	case m.Oneway || m.Response == "":
+	case m.Kind == gen.MethodOneway || m.Response == "":
 		return nil, fmt.Errorf("method %s is oneway: it has no response to mock", method)
+	case m.Kind.Stream():
+		return nil, fmt.Errorf("method %s is a %s: streams cannot be mocked", method, m.Kind)
 	}
 	enc := mockEncoder{msgs: make(map[string]*gen.Message, len(spec.Messages))}
 	for _, msg := range spec.Messages {

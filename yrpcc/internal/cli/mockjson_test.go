@@ -152,7 +152,7 @@ func TestEncodeMockValueErrors(t *testing.T) {
 		}},
 	}, Services: []*gen.Service{{Name: "S", Methods: []*gen.Method{
 		{Name: "Get", Request: "R", Response: "R"},
-		{Name: "Poke", Request: "R", Oneway: true},
+		{Name: "Poke", Request: "R", Kind: gen.MethodOneway},
 	}}}}
 	deep := strings.Repeat(`{"r": `, 70) + "{}" + strings.Repeat("}", 70)
 	for _, tc := range []struct {

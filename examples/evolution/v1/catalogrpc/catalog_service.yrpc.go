@@ -70,7 +70,8 @@ var CatalogServiceDesc = rt.ServiceDesc{
 			Handle: catalogPutHandle,
 		},
 	},
-	MethodIndex: catalogMethodIndex,
+	MethodIndex:    catalogMethodIndex,
+	FileDescriptor: fileDescriptor,
 }
 
 // catalogMethodIndex maps a method ID from the wire to its index in
