@@ -144,6 +144,9 @@ type MethodPolicy struct {
 	// Allow lists the principals allowed to call the method, replacing
 	// the service's list; nil: the service's.
 	Allow []string
+	// MaxMessageSize bounds each message of a stream method, both ways;
+	// 0 means the connection's max frame size.
+	MaxMessageSize int
 }
 
 // RetryPolicy says how often and how fast a method is retried. Tries counts
