@@ -171,7 +171,10 @@ func (k *call) failover() error {
 // instead.
 func (k *call) retryWait(notRun bool, ran int) (time.Time, bool) {
 	now := k.a.end
-	if !k.st.budget.retry(now) {
+	// A call that provably did not run adds no load where it failed:
+	// retrying it elsewhere is not charged to the budget (maxNotRunAttempts
+	// bounds it).
+	if !notRun && !k.st.budget.retry(now) {
 		k.c.o.logger.Debug("rt: retry budget exhausted", "method", k.info.Method.FullName)
 		return now, false
 	}

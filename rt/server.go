@@ -42,6 +42,7 @@ type Server struct {
 	inflight  atomic.Int64
 	drained   chan struct{} // signalled when inflight drops to 0 while closing
 	ready     chan struct{} // closed once Serve has registered the services
+	connGone  chan struct{} // signalled when a connection is removed
 	readyOnce sync.Once
 	done      chan struct{} // closed by Close
 	epoch     atomic.Int64  // heartbeat ticks, for idle detection
@@ -103,6 +104,7 @@ func NewServer(opts ...ServerOption) *Server {
 		perIP:     make(map[string]int),
 		drained:   make(chan struct{}, 1),
 		ready:     make(chan struct{}),
+		connGone:  make(chan struct{}, 1),
 		done:      make(chan struct{}),
 	}
 	s.rec = s.o.defaultRecorder()
@@ -450,10 +452,52 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			err = ctx.Err()
 		}
 	}
+	if err == nil {
+		s.closeWrites(ctx)
+	}
 	if cerr := s.Close(); err == nil && cerr != nil && !errors.Is(cerr, ErrServerClosed) {
 		err = cerr
 	}
 	return err
+}
+
+// closeLinger bounds how long a drained connection stays open for its
+// client to read the server's last frames and close it.
+const closeLinger = time.Second
+
+// closeWrites ends the drained connections gently: each sends its last
+// frames and a FIN, and its reader drops what still comes until the client
+// closes, so that the client reads the GoAway before the end of the
+// connection. (Closing with requests unread makes the kernel answer with a
+// reset, which can destroy the GoAway before the client reads it.) It waits
+// for the clients to close, at most closeLinger or until ctx ends.
+func (s *Server) closeWrites(ctx context.Context) {
+	s.mu.Lock()
+	conns := make([]*serverConn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.closeWrite()
+	}
+	t := time.NewTimer(closeLinger)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-s.connGone:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func (s *Server) deregister(ctx context.Context) {
@@ -514,6 +558,10 @@ func (s *Server) removeConn(c *serverConn) {
 		}
 	}
 	s.mu.Unlock()
+	select {
+	case s.connGone <- struct{}{}:
+	default:
+	}
 }
 
 // callDone is called when a call leaves the server.

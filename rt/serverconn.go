@@ -37,7 +37,16 @@ type serverConn struct {
 	sc      *stream.Conn             // the streams' shared state; nil without streams
 
 	inflight atomic.Int64 // calls and streams in flight, oneway calls included
-	started  bool         // the first frame was read; the reader's
+	// admitMu orders the admission of each call or stream (its answer
+	// queued, or its place in flight taken) before or after the GoAway,
+	// whose id is the last one admitted (lastID): so every call up to it
+	// is answered before the connection closes, and none after it runs.
+	admitMu sync.Mutex
+	lastID  uint32
+	// writeClosed: the connection is drained and its write side closed
+	// (closeWrite); what the client still sends is dropped.
+	writeClosed atomic.Bool
+	started     bool // the first frame was read; the reader's
 
 	dropFunc func()
 	// Serving calls on the reading goroutine (see readLoop): owner is
@@ -176,16 +185,22 @@ func (c *serverConn) readLoop() error {
 			}
 			return err
 		}
+		if c.writeClosed.Load() {
+			continue // drained and half-closed: the client is told already
+		}
 		if !c.started {
 			c.started = true
-			_ = c.nc.SetReadDeadline(time.Time{})
+			_ = c.raw.SetReadDeadline(time.Time{})
 		}
 		c.lastFrame.Store(c.srv.epoch.Load())
 		switch f.Type {
 		case wire.TypeRequest, wire.TypeOneway:
 			batch++
 			c.lastCall.Store(c.srv.epoch.Load())
+			c.admitMu.Lock()
+			c.lastID = f.ID
 			sc := c.request(f)
+			c.admitMu.Unlock()
 			if sc == nil {
 				continue
 			}
@@ -224,7 +239,10 @@ func (c *serverConn) readLoop() error {
 		case wire.TypeStreamOpen:
 			batch++
 			c.lastCall.Store(c.srv.epoch.Load())
+			c.admitMu.Lock()
+			c.lastID = f.ID
 			c.openStream(f)
+			c.admitMu.Unlock()
 		case wire.TypeStreamMessage, wire.TypeStreamHalfClose, wire.TypeStreamReset, wire.TypeWindowUpdate:
 			if err := c.streamFrame(f); err != nil {
 				return err
@@ -543,6 +561,25 @@ func errorMessage(err error) string {
 	return err.Error()
 }
 
+// closeWrite ends a drained connection gently (see Server.closeWrites):
+// its last frames go out, then a FIN, and its reader drops what still
+// comes until the client closes, for at most closeLinger.
+func (c *serverConn) closeWrite() {
+	w := c.writer()
+	if w == nil {
+		return
+	}
+	c.writeClosed.Store(true)
+	_ = w.FlushHeld()
+	for i := 0; i < 100 && !w.Flushed(); i++ {
+		time.Sleep(time.Millisecond) // a bounded wait for the writer loop's last write
+	}
+	if cw, ok := c.raw.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	_ = c.raw.SetReadDeadline(time.Now().Add(closeLinger))
+}
+
 // writer returns the connection's writer, nil before its handshake: for
 // the goroutines other than the connection's own (shutdown, the ticker).
 func (c *serverConn) writer() *sock.Writer {
@@ -551,13 +588,19 @@ func (c *serverConn) writer() *sock.Writer {
 	return c.w
 }
 
+// sendGoAway tells the client to send no more, naming the last request
+// read: the server is closing, so it refuses (as not run) what it reads
+// after that, and what it never reads is lost with the connection; either
+// way the client knows that the requests after that id did not run.
 func (c *serverConn) sendGoAway() {
 	w := c.writer()
 	if w == nil {
 		return // not yet speaking yrpc: close will do
 	}
+	c.admitMu.Lock()
+	defer c.admitMu.Unlock()
 	_ = w.Write(func(b []byte) []byte {
-		return wire.AppendFrame(b, &wire.Header{Type: wire.TypeGoAway, Status: uint8(Unavailable)}, nil, []byte("server shutting down"))
+		return wire.AppendFrame(b, &wire.Header{Type: wire.TypeGoAway, ID: c.lastID, Status: uint8(Unavailable)}, nil, []byte("server shutting down"))
 	}, sock.Direct)
 }
 

@@ -158,12 +158,6 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 	for _, mode := range []string{"static", "zookeeper"} {
 		t.Run(mode, func(t *testing.T) {
 			var args, zkArgs []string
-			if mode == "static" && os.Getenv("YRPC_KNOWN_DEFECTS") == "" {
-				// Without a registry, consumers keep sending until they read
-				// the GOAWAY, and Shutdown closes connections with requests
-				// still unread: see rt's TestGracefulShutdownFailsNoCallWithoutRegistry.
-				t.Skip("known defect with fixed addresses (YRPC_KNOWN_DEFECTS=1 runs it)")
-			}
 			if mode == "zookeeper" {
 				if zkAddr == "" {
 					if os.Getenv("YRPC_ZK_REQUIRED") != "" {

@@ -1,6 +1,9 @@
 // Package memnet is an in-memory network for tests: listeners and dialers
-// that connect through net.Pipe instead of sockets, so a test can run yrpc
-// servers and clients in one process with no ports, e.g.
+// that connect through in-memory pipes instead of sockets, so a test can
+// run yrpc servers and clients in one process with no ports. Like a
+// socket, and unlike net.Pipe, each direction buffers BufferSize bytes, so
+// a writer waits for its peer only when that much is unread; deadlines and
+// half-close (CloseWrite) work as on TCP. For example:
 //
 //	n := memnet.New()
 //	lis, _ := n.Listen("provider-1:9000")

@@ -46,10 +46,10 @@ func (n *Network) Dial(ctx context.Context, addr string) (net.Conn, error) {
 	if l == nil {
 		return nil, &net.OpError{Op: "dial", Net: "mem", Addr: Addr(addr), Err: errors.New("connection refused")}
 	}
-	client, server := net.Pipe()
+	client, server := pipe(Addr("client-of-"+addr), l.addr)
 	select {
-	case l.conns <- &conn{Conn: server, local: l.addr, remote: Addr("client-of-" + addr)}:
-		return &conn{Conn: client, local: Addr("client-of-" + addr), remote: l.addr}, nil
+	case l.conns <- server:
+		return client, nil
 	case <-l.done:
 		return nil, &net.OpError{Op: "dial", Net: "mem", Addr: Addr(addr), Err: errors.New("connection refused")}
 	case <-ctx.Done():
@@ -89,11 +89,3 @@ func (l *Listener) Close() error {
 
 // Addr returns the listener's address.
 func (l *Listener) Addr() net.Addr { return l.addr }
-
-type conn struct {
-	net.Conn
-	local, remote Addr
-}
-
-func (c *conn) LocalAddr() net.Addr  { return c.local }
-func (c *conn) RemoteAddr() net.Addr { return c.remote }

@@ -71,6 +71,7 @@ type Conn struct {
 	err      error        // set once the connection is dead
 	goaway   bool         // the server is shutting down: no new calls
 	reason   string       // the GoAway's reason, when it gave one
+	lastRead uint32       // the GoAway's last request id: later ones did not run; 0: unknown
 	// unusable is set with err or goaway, for lock-free reads.
 	unusable atomic.Bool
 
@@ -202,6 +203,7 @@ func (c *Conn) retireWith(f *wire.Frame) {
 	if len(f.Body) > 0 {
 		c.reason = fmt.Sprintf("%s (code %d)", f.Body, f.Status)
 	}
+	c.lastRead = f.ID
 	c.mu.Unlock()
 	c.retire()
 }
@@ -412,8 +414,11 @@ func (c *Conn) fail(err error) {
 	c.raw.Close() // the socket: a TLS close would wait to write close_notify
 	c.idle.Stop()
 	close(c.done)
-	for _, p := range pending {
+	for id, p := range pending {
 		p.err = err
+		if c.goaway && c.lastRead != 0 && id > c.lastRead {
+			p.err = &NotSent{err} // after the GoAway's last request: never run
+		}
 		p.done <- struct{}{}
 	}
 	if c.sc != nil {

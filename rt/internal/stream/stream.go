@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/yrpc/yrpc/rt/internal/sock"
 	"github.com/yrpc/yrpc/rt/wire"
@@ -94,6 +95,7 @@ type Stream struct {
 	recvSig chan struct{} // capacity 1: a message or the end came, for Recv
 	end     error         // what Recv returns once the queue is empty (io.EOF, or the stream's error); nil while open
 	sendErr error         // why Send fails: the stream is over, or the sender closed it
+	run     atomic.Int32  // messages sent since the last Recv
 }
 
 // New returns stream id of connection c, whose waits end with ctx.
@@ -158,15 +160,23 @@ func (s *Stream) Send(m Message) error {
 	s.mu.Lock()
 	s.send.Spend(cost)
 	s.mu.Unlock()
+	// A message answering one just received (an echo, a request and its
+	// response) goes out at once on this goroutine; a run of messages
+	// (a feed, an upload) is handed to the writer, which batches them.
+	mode := sock.Direct
+	if s.run.Add(1) > 1 {
+		mode = sock.Queued
+	}
 	return s.c.w.Write(func(b []byte) []byte {
 		return m.MarshalAppend(wire.AppendHeader(b, &h, nil, size))
-	}, sock.Direct)
+	}, mode)
 }
 
 // Recv receives the next message into m: it waits for one, and returns
 // the stream's end (io.EOF, or its error) once the queue is empty and the
 // peer sends no more, or ErrCanceled.
 func (s *Stream) Recv(m Message) error {
+	s.run.Store(0)
 	for {
 		s.mu.Lock()
 		if len(s.queue) > 0 {
