@@ -127,7 +127,7 @@ func (cs *clientStream) open(n int, creds MD) error {
 		return &errNotSent{Errorf(FailedPrecondition, "%s: provider %s requires TLS: configure the client with rt.WithTLS", m.FullName, cs.ep.addr)}
 	}
 	md := requestMD(nil, cs.ctx, c.o.app, n, cs.st.keyMD, creds, meta.token)
-	req := conn.Request{Method: m.ID, Name: m.FullName, Deadline: deadlineOf(cs.ctx), MD: md}
+	req := conn.Request{Method: m.ID, Name: m.FullName, Deadline: deadlineOf(cs.ctx), MD: md, MaxMessage: m.Policy.MaxMessageSize}
 	pc, err := cs.ep.pool.Get(cs.ctx)
 	if err == nil {
 		cs.ep.active.Add(1)

@@ -40,6 +40,8 @@ func (ss *serverStream) SendMsg(m Message) error {
 		return nil
 	case errors.Is(err, stream.ErrCanceled):
 		return ctxError(ss.ctx.Err(), ss.me.info.Method.FullName)
+	case errors.Is(err, stream.ErrTooLarge):
+		return &Error{Code: ResourceExhausted, Message: ss.me.info.Method.FullName + ": " + err.Error(), Cause: err}
 	}
 	var e *Error
 	if errors.As(err, &e) {
@@ -86,7 +88,7 @@ func (c *serverConn) openStream(f *wire.Frame) {
 	}
 	ss := &serverStream{conn: c, me: me, id: f.ID}
 	c.initContext(&ss.ctx, f, me, md)
-	ss.s = stream.New(c.sc, f.ID, &ss.ctx)
+	ss.s = stream.New(c.sc, f.ID, &ss.ctx, me.info.Method.Policy.MaxMessageSize)
 	c.srv.inflight.Add(1)
 	c.inflight.Add(1)
 	c.mu.Lock()
@@ -188,7 +190,11 @@ func (c *serverConn) streamFrame(f *wire.Frame) error {
 			if stream.IsConnError(err) {
 				return err
 			}
-			ss.reset(Errorf(Internal, "%s: the client broke flow control: %v", ss.me.info.Method.FullName, err), true)
+			code := Internal
+			if errors.Is(err, stream.ErrTooLarge) {
+				code = ResourceExhausted
+			}
+			ss.reset(Errorf(code, "%s: %v", ss.me.info.Method.FullName, err), true)
 		}
 	case wire.TypeStreamHalfClose:
 		ss.s.RemoteDone()

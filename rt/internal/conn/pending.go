@@ -35,6 +35,9 @@ type Request struct {
 	MD       []string
 	// WantMD makes Call keep the response's metadata in Pending.MD.
 	WantMD bool
+	// MaxMessage bounds each message of a stream, both ways; 0: the
+	// frame size.
+	MaxMessage int
 }
 
 // Pending is the record of one call in flight: the connection's reader

@@ -17,11 +17,11 @@ import (
 // it, when it is Reset, when its context ends (it then resets it with the
 // context's code), or when the connection is lost (Unavailable).
 type Stream struct {
-	c    *Conn
-	s    *stream.Stream
-	name string // "pkg.Service/Method", for errors
+	c     *Conn
+	s     *stream.Stream
+	name  string // "pkg.Service/Method", for errors
 	ctx   context.Context
-	stop  func() bool      // unregisters the context's watch
+	stop  func() bool     // unregisters the context's watch
 	onEnd func(end error) // called once when the stream ends
 
 	mu        sync.Mutex
@@ -71,7 +71,7 @@ func (c *Conn) OpenStream(ctx context.Context, r *Request, onEnd func(error)) (*
 		c.nextID = 1
 	}
 	id := c.nextID
-	cs.s = stream.New(c.sc, id, ctx)
+	cs.s = stream.New(c.sc, id, ctx, r.MaxMessage)
 	c.streams[id] = cs
 	// Someone must read the connection while the stream lives.
 	handOff := !c.reading
@@ -112,6 +112,8 @@ func (cs *Stream) Send(m Message) error {
 		return nil
 	case errors.Is(err, stream.ErrCanceled):
 		return ctxError(cs.ctx.Err(), cs.name)
+	case errors.Is(err, stream.ErrTooLarge):
+		return errorf(ResourceExhausted, "%s: %v", cs.name, err)
 	case errors.As(err, new(*Error)):
 		return err
 	}
@@ -235,7 +237,11 @@ func (c *Conn) handleStream(f *wire.Frame) bool {
 				c.fail(err)
 				return false
 			}
-			cs.Reset(Internal, "flow control", errorf(Internal, "%s: the server broke flow control: %v", cs.name, err))
+			code := Internal
+			if errors.Is(err, stream.ErrTooLarge) {
+				code = ResourceExhausted
+			}
+			cs.Reset(code, err.Error(), errorf(code, "%s: %v", cs.name, err))
 		}
 	case wire.TypeWindowUpdate:
 		if err := cs.s.Grant(f.Increment); err != nil {

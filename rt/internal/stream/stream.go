@@ -86,6 +86,7 @@ type Stream struct {
 	c   *Conn
 	id  uint32
 	ctx context.Context // ends the waits of Send and Recv
+	max int             // the largest message, each way; 0: the frame size
 
 	mu      sync.Mutex
 	queue   [][]byte // received message bodies, owned
@@ -98,11 +99,15 @@ type Stream struct {
 	run     atomic.Int32  // messages sent since the last Recv
 }
 
-// New returns stream id of connection c, whose waits end with ctx.
-func New(c *Conn, id uint32, ctx context.Context) *Stream {
-	return &Stream{c: c, id: id, ctx: ctx, send: wire.NewSendWindow(c.streamWindow), recv: wire.NewRecvWindow(c.localWindow),
+// New returns stream id of connection c, whose waits end with ctx; its
+// messages are at most maxMessage bytes each way (0: the frame size).
+func New(c *Conn, id uint32, ctx context.Context, maxMessage int) *Stream {
+	return &Stream{c: c, id: id, ctx: ctx, max: maxMessage, send: wire.NewSendWindow(c.streamWindow), recv: wire.NewRecvWindow(c.localWindow),
 		sendSig: make(chan struct{}, 1), recvSig: make(chan struct{}, 1)}
 }
+
+// ErrTooLarge marks a message over the stream's MaxMessageSize.
+var ErrTooLarge = errors.New("stream: message too large")
 
 // ID returns the stream's id.
 func (s *Stream) ID() uint32 { return s.id }
@@ -124,6 +129,9 @@ var ErrCanceled = errors.New("stream: context done")
 // or ErrCanceled, or the writer's error.
 func (s *Stream) Send(m Message) error {
 	size := m.Size()
+	if s.max > 0 && size > s.max {
+		return fmt.Errorf("%w: %d bytes, the method's limit is %d", ErrTooLarge, size, s.max)
+	}
 	h := wire.Header{Type: wire.TypeStreamMessage, ID: s.id}
 	if fs := wire.FrameSize(&h, nil, size); fs > s.c.peerMaxFrame {
 		return fmt.Errorf("message of %d bytes exceeds the peer's max frame size %d", fs, s.c.peerMaxFrame)
@@ -240,6 +248,9 @@ func (s *Stream) Deliver(body []byte) error {
 	}
 	if err := s.recv.Receive(cost); err != nil {
 		return err
+	}
+	if s.max > 0 && len(body) > s.max {
+		return fmt.Errorf("%w: %d bytes from the peer, the method's limit is %d", ErrTooLarge, len(body), s.max)
 	}
 	s.queue = append(s.queue, append([]byte(nil), body...))
 	wake(s.recvSig)
