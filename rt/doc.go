@@ -4,10 +4,12 @@
 // # Server
 //
 //	srv := rt.NewServer(rt.WithRegistry(reg))
-//	userrpc.RegisterUsers(srv, impl)        // generated
-//	go srv.Serve(ctx, lis)
-//	...
-//	srv.Shutdown(ctx)
+//	userrpc.RegisterUsers(srv, impl)         // generated
+//	go srv.Serve(context.Background(), lis) // not a signal's context: its end closes at once
+//	<-srv.Ready()                            // registered
+//	...                                      // on SIGTERM:
+//	srv.Shutdown(ctxWithTimeout)             // deregister, GOAWAY, drain
+//	reg.Close()                              // last
 //
 // A server reads frames on one goroutine per connection and decodes each
 // request there (one copy of its bytes; strings alias it). Handlers run on
@@ -17,19 +19,32 @@
 // when calls hold it for more than 200µs, so that a slow handler does not
 // hold up the connection; a method whose calls stall often (a handler that
 // blocks on I/O, say) runs on pooled workers for the next second, and then
-// is tried on the reading goroutine again. The path of a call: closing? ->
-// per-client rate limit (schema RateLimit or governance config, keyed by
-// client IP or calling app) -> in-flight limit -> method ID to handler (the
-// generated switch) -> decode -> Validate -> interceptors -> handler -> encode
-// -> batched write. Handler contexts carry the caller's deadline, metadata
-// (IncomingMetadata), the peer (PeerAddr) and cancellation (a cancel frame
-// or a closed connection); they cost one allocation per call.
+// is tried on the reading goroutine again. Streams run on pooled workers.
+// The path of a call: TLS or plaintext, told by the first byte (WithTLS)
+// -> preface and settings -> closing? -> registry token (WithRegistryToken)
+// -> group and version -> per-client rate limit (schema RateLimit or
+// governance config, keyed by client IP or calling app) -> calls in
+// flight per connection and overall (Limits) -> method ID to handler (the
+// generated switch) -> decode -> authentication and authorization
+// (Authenticator, AccessRules) -> Validate -> interceptors -> handler ->
+// encode -> batched write. Handler contexts carry the caller's deadline,
+// metadata (IncomingMetadata), the peer (PeerFrom: address, TLS state,
+// certificate identity, principal) and cancellation (a cancel frame or a
+// closed connection); they cost one allocation per call.
+//
+// Every resource a client can make the server hold has a limit with a
+// default (Limits, WithMaxFrameSize, WithMaxMetadataSize,
+// WithWriteTimeout); the limits a client must know are announced in the
+// handshake, so a well-behaved client refuses an oversized call locally.
 //
 // Shutdown is graceful, in this order: deregister from the registry; wait
-// WithDeregisterWait for consumers to notice; send GOAWAY and stop
-// accepting; answer calls that still arrive with Unavailable ("server
-// closing", marked as refused so that clients retry elsewhere); wait for
-// in-flight calls until the context ends; close. Close stops at once.
+// WithDeregisterWait for consumers to notice; send GOAWAY, naming the last
+// call admitted, and stop accepting; answer calls that still arrive with
+// Unavailable ("server closing", marked as refused so that clients retry
+// elsewhere); wait for in-flight calls and open streams until the context
+// ends; half-close each connection and let its client read to the end
+// (at most 1 s); close, resetting streams still open with Unavailable.
+// Close stops at once.
 //
 // # Client
 //
@@ -96,6 +111,32 @@
 // policy.go for the policy's pure decisions, mock.go, budget.go) and the
 // server (server.go, serverconn.go). Package rt/internal/conn is the client
 // connection; rt/internal/sock the socket machinery both sides share.
+//
+// # Streams
+//
+// Server, client and bidi streams (StreamKind) travel on the same
+// multiplexed connections as calls, flow controlled per stream and per
+// connection: a sender waits for credit, so a stream whose reader stalls
+// holds up only itself, and neither side buffers more than a window.
+// Generated code hands out the typed streams of stream.go; NewStream opens
+// one on a provider picked as a call's first attempt is, and is retried
+// elsewhere only while it provably reached none. The context given to
+// NewStream governs the stream (cancel it or read to io.EOF); the method's
+// timeout bounds it; cancellation and deadlines reach the other side.
+//
+// # Security
+//
+// WithTLS turns on TLS (mutual TLS with client certificates; rotation
+// through the config's callbacks). A server then refuses plaintext with a
+// reason, and registers that it requires TLS, so that clients without TLS
+// fail locally naming it. The caller's identity reaches handlers through
+// PeerFrom; an Authenticator (BearerTokens, or your own) turns a call's
+// metadata and TLS state into a principal, and access rules (the schema's
+// Allow lists, AccessRules at run time) say which principals may call
+// what. Clients send Credentials (BearerToken) only over TLS unless told
+// otherwise. WithRegistryToken refuses calls that did not come through
+// the registry. Servers refuse calls for a group or version they do not
+// serve.
 //
 // # Errors
 //
