@@ -100,23 +100,39 @@ func TestLargeRequestsInFlight(t *testing.T) {
 		}
 	}()
 	defer func() { c.Close(); <-done }()
+	blocked := make(chan struct{}) // closed when a write blocks: the server stopped reading
 	go func() {
 		for i := range n {
 			binary.LittleEndian.PutUint32(frame[5:], uint32(i+1)) // the request id
+			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
 			if _, err := c.Write(frame); err != nil {
+				close(blocked)
 				return
 			}
 		}
 	}()
 	start := time.Now()
-	all := poll(10*time.Second, func() bool {
-		return tg.held.running.Load()+refusals.Load() == n || tg.heap.over()
+	poll(10*time.Second, func() bool {
+		return tg.held.running.Load()+refusals.Load() == n || tg.heap.over() || chanClosed(blocked)
 	})
 	live := tg.heap.live()
-	t.Logf("%d requests of %d MiB pipelined on one connection to a handler that holds them: after %v %d calls running, %d refused, heap in use after a GC %.1f MiB (every request answered or running: %v)",
-		n, size/mib, time.Since(start).Round(time.Millisecond), tg.held.running.Load(), refusals.Load(), mibs(live), all)
+	t.Logf("%d requests of %d MiB pipelined on one connection to a handler that holds them: after %v %d calls running, %d refused, the attacker's writes blocked: %v; heap in use after a GC %.1f MiB",
+		n, size/mib, time.Since(start).Round(time.Millisecond), tg.held.running.Load(), refusals.Load(), chanClosed(blocked), mibs(live))
+	if live > heapLimit {
+		t.Errorf("%d calls in flight on one connection hold %.1f MiB of requests: Limits.MaxCallsPerConn bounds their number, nothing bounds their bytes", tg.held.running.Load(), mibs(live))
+	}
 	tg.held.releaseBlocked()
 	tg.check()
+}
+
+// chanClosed reports whether ch is closed.
+func chanClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // A client that pipelines requests and never reads the answers: the

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/yrpc/yrpc/rt"
-	"github.com/yrpc/yrpc/rt/internal/conn"
 	"github.com/yrpc/yrpc/rt/wire"
 )
 
@@ -133,9 +132,12 @@ func TestHugeLengthPrefix(t *testing.T) {
 // sends one compressed request and keeps its connection open.
 func TestLZ4NotNegotiated(t *testing.T) {
 	tg := newTarget(t, heapLimit)
-	body := make([]byte, wire.DefaultMaxFrameSize-64) // zeros: field number 0, a decode error once inflated
-	var cz wire.Compressor
-	frame := cz.AppendFrame(nil, &wire.Header{Type: wire.TypeRequest, ID: 1, Method: sayHello}, nil, body, 1)
+	const inflated = wire.DefaultMaxFrameSize - 64
+	frame := func() []byte { // the 4 MB body is garbage once compressed
+		body := make([]byte, inflated) // zeros: field number 0, a decode error once inflated
+		var cz wire.Compressor
+		return cz.AppendFrame(nil, &wire.Header{Type: wire.TypeRequest, ID: 1, Method: sayHello}, nil, body, 1)
+	}()
 	if frame[3]&byte(wire.FlagCompressed) == 0 {
 		t.Fatal("the attack frame is not compressed")
 	}
@@ -168,7 +170,7 @@ func TestLZ4NotNegotiated(t *testing.T) {
 		}
 	}
 	t.Logf("%d connections each sent %d bytes inflating to %d; heap in use after a GC, connections open: %.1f MiB; %d answered (inflated) instead of closed",
-		len(conns), len(frame), len(body), mibs(live), answered)
+		len(conns), len(frame), inflated, mibs(live), answered)
 	if answered > 0 {
 		t.Errorf("the server inflated lz4 it never negotiated and answered %d of %d such requests; want the connections closed", answered, len(conns))
 	}
@@ -300,11 +302,15 @@ func TestReusedRequestIDs(t *testing.T) {
 	})
 }
 
+// mdRefused is the response metadata key that marks a call the server
+// refused before running it, so that the client may retry it elsewhere.
+const mdRefused = "yrpc-refused"
+
 // refused reports whether frame f is a refusal: a call that did not run.
 func refused(f *wire.Frame) bool {
 	kv, err := wire.ParseMetadata(f.Metadata, nil)
 	if err != nil {
 		return false
 	}
-	return rt.MD(kv).Get(conn.MDRefused) != ""
+	return rt.MD(kv).Get(mdRefused) != ""
 }
