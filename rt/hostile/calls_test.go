@@ -186,9 +186,9 @@ func TestResponsesNeverRead(t *testing.T) {
 // A call whose metadata is over the server's limit fails locally with
 // InvalidArgument, and 50 calls in flight on the same client's connection
 // do not fail (issue 11, item 3). The same holds the other way: a handler
-// that sets response metadata over the client's limit fails its own call
-// only.
-func TestOversizedMetadata(t *testing.T) {
+// that answers with metadata or a response over the client's limits fails
+// its own call only.
+func TestOneOversizedCall(t *testing.T) {
 	const inFlight = 50
 	withMD := func(size int) context.Context {
 		return rt.WithMetadata(context.Background(), "big", strings.Repeat("m", size))
@@ -208,6 +208,7 @@ func TestOversizedMetadata(t *testing.T) {
 		{"request metadata of 20 KiB, default limit", nil, withMD(20 << 10), "oversized", local},
 		{"request metadata of 4 KiB, server limit 1 KiB", []rt.ServerOption{rt.WithMaxMetadataSize(1 << 10)}, withMD(4 << 10), "oversized", local},
 		{"response metadata of 20 KiB, default limit", nil, context.Background(), nameBigMD, func(*testing.T, error) {}},
+		{"response of 5 MiB, default limit", nil, context.Background(), nameBigReply, func(*testing.T, error) {}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,9 +35,10 @@ const callTimeout = 10 * time.Second
 
 // Request names that make the greeter behave otherwise than greet.
 const (
-	nameBlock = "block" // runs until the test releases blocked calls
-	nameWait  = "wait"  // runs until its call is canceled
-	nameBigMD = "bigmd" // answers with 20 KiB of response metadata
+	nameBlock    = "block"    // runs until the test releases blocked calls
+	nameWait     = "wait"     // runs until its call is canceled
+	nameBigMD    = "bigmd"    // answers with 20 KiB of response metadata
+	nameBigReply = "bigreply" // answers with a 5 MiB greeting
 )
 
 // holder holds the calls that ask for it (request names nameBlock and
@@ -92,8 +93,11 @@ func (g greeter) SayHello(ctx context.Context, req *greeterrpc.HelloRequest) (*g
 	if err := g.h.hold(ctx, req.Name); err != nil {
 		return nil, err
 	}
-	if req.Name == nameBigMD {
+	switch req.Name {
+	case nameBigMD:
 		rt.SetResponseMetadata(ctx, "big", strings.Repeat("m", 20<<10))
+	case nameBigReply:
+		return &greeterrpc.HelloReply{Message: strings.Repeat("b", 5<<20)}, nil
 	}
 	return &greeterrpc.HelloReply{Message: "Hello, " + req.Name}, nil
 }
