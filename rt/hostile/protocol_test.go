@@ -86,7 +86,7 @@ func TestGarbage(t *testing.T) {
 // A preface of another protocol, version or size is refused by closing
 // the connection, and so is a connection that sends none in time.
 func TestWrongPreface(t *testing.T) {
-	tg := newTarget(t, heapLimit, rt.WithLimits(rt.Limits{PrefaceTimeout: 300 * time.Millisecond}))
+	tg := newTarget(t, heapLimit, rt.WithLimits(rt.Limits{PrefaceTimeout: time.Second}))
 	bad := func(edit func(b []byte)) []byte {
 		b := bytes.Clone(prefaceV1)
 		edit(b)
