@@ -24,6 +24,14 @@ type Limits struct {
 	// MaxCalls is how many calls of all connections may be in flight at
 	// once, refused the same way beyond it. Default: no limit.
 	MaxCalls int
+	// MaxRequestBytes is how many bytes of requests the calls in flight of
+	// one connection may hold (decoded messages keep their request's
+	// bytes). Beyond it the server stops reading that connection until
+	// calls finish. Default 16 MiB.
+	MaxRequestBytes int
+	// MaxTotalRequestBytes is the same bound over all connections.
+	// Default 256 MiB.
+	MaxTotalRequestBytes int
 	// MaxBufferedBytes is how many bytes of answers one connection may
 	// have waiting to be written. Beyond it the server stops reading that
 	// connection until its client takes them (calls in flight may still
@@ -45,12 +53,14 @@ type Limits struct {
 
 // Defaults of Limits.
 const (
-	DefaultMaxCallsPerConn   = 1024
-	DefaultMaxBufferedBytes  = 4 << 20
-	DefaultMaxConns          = 10_000
-	DefaultMaxConnsPerIP     = 512
-	DefaultPrefaceTimeout    = 5 * time.Second
-	DefaultFirstFrameTimeout = 10 * time.Second
+	DefaultMaxCallsPerConn      = 1024
+	DefaultMaxBufferedBytes     = 4 << 20
+	DefaultMaxRequestBytes      = 16 << 20
+	DefaultMaxTotalRequestBytes = 256 << 20
+	DefaultMaxConns             = 10_000
+	DefaultMaxConnsPerIP        = 512
+	DefaultPrefaceTimeout       = 5 * time.Second
+	DefaultFirstFrameTimeout    = 10 * time.Second
 )
 
 // withDefaults returns l with zero fields set to their defaults and
@@ -75,6 +85,8 @@ func (l Limits) withDefaults() Limits {
 	n(&l.MaxCallsPerConn, DefaultMaxCallsPerConn)
 	n(&l.MaxCalls, 0)
 	n(&l.MaxBufferedBytes, DefaultMaxBufferedBytes)
+	n(&l.MaxRequestBytes, DefaultMaxRequestBytes)
+	n(&l.MaxTotalRequestBytes, DefaultMaxTotalRequestBytes)
 	n(&l.MaxConns, DefaultMaxConns)
 	n(&l.MaxConnsPerIP, DefaultMaxConnsPerIP)
 	d(&l.PrefaceTimeout, DefaultPrefaceTimeout)

@@ -49,6 +49,7 @@ type Server struct {
 	wg        sync.WaitGroup
 	workers   workerPool
 	conc      *limiter.Concurrency // nil: no in-flight limit
+	held      *heldBytes           // request bytes of calls in flight
 	rec       *metrics.Recorder    // the default observer; nil with WithObserver
 	token     string               // the registry token calls must carry; "" without WithRegistryToken
 }
@@ -112,6 +113,7 @@ func NewServer(opts ...ServerOption) *Server {
 		s.token = newRegistryToken()
 	}
 	s.workers.max = 4096
+	s.held = newHeldBytes(s.o.limits.MaxTotalRequestBytes)
 	if n := s.o.limits.MaxCalls; n > 0 {
 		s.conc = limiter.NewConcurrency(n)
 	}

@@ -21,14 +21,15 @@ import (
 
 // serverConn is one client connection of a Server.
 type serverConn struct {
-	srv  *Server
-	raw  net.Conn     // the socket
-	nc   net.Conn     // what frames travel on: raw, or TLS over it; set by serve
-	w    *sock.Writer // set by serve under mu; see writer
-	r    *wire.Reader // used by one goroutine at a time
-	ip   string       // the client's IP, for per-IP limits
-	comp bool         // lz4 negotiated
-	peer *Peer        // the client, for handlers; set by serve
+	srv    *Server
+	raw    net.Conn      // the socket
+	nc     net.Conn      // what frames travel on: raw, or TLS over it; set by serve
+	w      *sock.Writer  // set by serve under mu; see writer
+	r      *wire.Reader  // used by one goroutine at a time
+	ip     string        // the client's IP, for per-IP limits
+	comp   bool          // lz4 negotiated
+	peer   *Peer         // the client, for handlers; set by serve
+	limits wire.Settings // the client's announced limits; set by serve
 
 	mu    sync.Mutex
 	calls map[uint32]*serverCall // in flight, for cancel frames
@@ -36,7 +37,9 @@ type serverConn struct {
 	streams map[uint32]*serverStream // open streams; guarded by mu
 	sc      *stream.Conn             // the streams' shared state; nil without streams
 
-	inflight atomic.Int64 // calls and streams in flight, oneway calls included
+	inflight atomic.Int64  // calls and streams in flight, oneway calls included
+	held     *heldBytes    // request bytes of the calls in flight
+	closed   chan struct{} // closed by close
 	// admitMu orders the admission of each call or stream (its answer
 	// queued, or its place in flight taken) before or after the GoAway,
 	// whose id is the last one admitted (lastID): so every call up to it
@@ -66,7 +69,8 @@ type serverConn struct {
 }
 
 func newServerConn(s *Server, raw net.Conn, ip string) *serverConn {
-	c := &serverConn{srv: s, raw: raw, ip: ip, calls: make(map[uint32]*serverCall), streams: make(map[uint32]*serverStream)}
+	c := &serverConn{srv: s, raw: raw, ip: ip, calls: make(map[uint32]*serverCall), streams: make(map[uint32]*serverStream),
+		held: newHeldBytes(s.o.limits.MaxRequestBytes), closed: make(chan struct{})}
 	c.peek = sock.NewPeeker(raw)
 	c.dropFunc = func() { c.close(errors.New("rt: connection dropped by fault injection")) }
 	c.stall = time.AfterFunc(time.Hour, c.watchdog)
@@ -96,7 +100,6 @@ func (c *serverConn) serve() {
 		c.close(err)
 		return
 	}
-	go c.w.Loop()
 	c.r = wire.NewReader(c.nc, o.readerOptions(peer.Features))
 	c.run()
 }
@@ -113,6 +116,7 @@ func (c *serverConn) handshake() (wire.Peer, error) {
 		return peer, err
 	}
 	c.comp = peer.Features.Has(wire.FeatureLZ4)
+	c.limits = peer.Settings
 	if peer.Features.Has(wire.FeatureStreams) {
 		c.sc = stream.NewConn(c.w, peer.Settings, o.settings(uint32(o.limits.MaxCallsPerConn)))
 	}
@@ -152,8 +156,9 @@ func (c *serverConn) readLoop() error {
 	batch := 0 // requests read since the last wait
 	var perRead sock.LoneAvg
 	for {
-		if r.Buffered() == 0 {
-			// About to wait for the client: send the batch's answers.
+		if !r.Ready() {
+			// About to wait for the client (for a whole frame, or the
+			// rest of one): send the batch's answers.
 			if err := c.w.FlushHeld(); err != nil {
 				return err
 			}
@@ -163,6 +168,9 @@ func (c *serverConn) readLoop() error {
 				c.peek.Await(c.srv.o.spinWait, c.srv.o.spinGate)
 			}
 			batch = 0
+		}
+		if err := c.waitHeld(); err != nil {
+			return err
 		}
 		if max := c.srv.o.limits.MaxBufferedBytes; max > 0 && c.w.Buffered() > max {
 			// The client does not take its answers: stop reading its
@@ -390,14 +398,30 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		return nil
 	}
 	sc := &serverCall{conn: c, me: me, req: req, id: f.ID, oneway: oneway, inline: s.o.clock.Now().UnixNano() >= me.slowUntil.Load()}
-	c.initContext(&sc.ctx, f, me, md)
-	s.inflight.Add(1)
-	c.inflight.Add(1)
 	if !oneway {
 		c.mu.Lock()
-		c.calls[f.ID] = sc
+		_, dup := c.calls[f.ID]
+		if !dup {
+			c.calls[f.ID] = sc
+		}
 		c.mu.Unlock()
+		if dup {
+			// A broken client: refuse the second call, and keep the
+			// first one tracked, so that a cancel or the connection's
+			// end still reaches it.
+			if s.conc != nil {
+				s.conc.Release()
+			}
+			c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: request id %d is in use by a call in flight", me.info.Method.FullName, f.ID), nil, sock.Held)
+			return nil
+		}
 	}
+	c.initContext(&sc.ctx, f, me, md)
+	sc.held = len(f.Body)
+	c.held.add(sc.held)
+	s.held.add(sc.held)
+	s.inflight.Add(1)
+	c.inflight.Add(1)
 	return sc
 }
 
@@ -419,6 +443,7 @@ type serverCall struct {
 	id     uint32
 	oneway bool
 	inline bool // serve on the reading goroutine (the method is quick)
+	held   int  // the request's bytes, accounted while the call is in flight
 }
 
 // run serves the call on a pooled worker.
@@ -433,6 +458,8 @@ func (sc *serverCall) serve(mode sock.WriteMode) {
 	c := sc.conn
 	defer c.inflight.Add(-1)
 	defer c.srv.callDone()
+	defer c.srv.held.release(sc.held)
+	defer c.held.release(sc.held)
 	obs := c.srv.o.observer
 	var start time.Time
 	if obs != nil {
@@ -455,7 +482,9 @@ func (sc *serverCall) serve(mode sock.WriteMode) {
 		return
 	}
 	c.mu.Lock()
-	delete(c.calls, sc.id)
+	if c.calls[sc.id] == sc {
+		delete(c.calls, sc.id)
+	}
 	if mode == sock.Queued && len(c.calls) == 0 {
 		mode = sock.Direct
 	}
@@ -519,6 +548,11 @@ func authorize(ctx *callCtx, me *methodEntry, o *serverConfig) error {
 // message, written as mode says.
 func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode sock.WriteMode) {
 	h := wire.Header{Type: wire.TypeResponse, ID: id}
+	if cerr := c.fits(&h, resp, err, md); cerr != nil {
+		// The client would close the connection on it (and fail its other
+		// calls): this call alone fails.
+		resp, err, md = nil, cerr, nil
+	}
 	var werr error
 	if err != nil {
 		h.Status = uint8(CodeOf(err))
@@ -547,6 +581,24 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode sock.
 	}
 }
 
+// fits checks an answer against the client's announced limits: nil, or
+// the error to answer with instead.
+func (c *serverConn) fits(h *wire.Header, resp Message, err error, md MD) *Error {
+	size := 0
+	switch {
+	case err != nil:
+		size = len(errorMessage(err))
+	case resp != nil:
+		size = resp.Size()
+	}
+	cerr := c.limits.CheckSend(h, md, size)
+	if cerr == nil {
+		return nil
+	}
+	c.srv.o.logger.Warn("rt: answer over the client's limits", "peer", c.raw.RemoteAddr().String(), "err", cerr)
+	return &Error{Code: ResourceExhausted, Message: "the answer exceeds the client's limits: " + cerr.Error(), Cause: cerr}
+}
+
 // refuse answers a call that did not run: the client may retry it elsewhere.
 func (c *serverConn) refuse(id uint32, code Code, msg string) {
 	c.reply(id, nil, &Error{Code: code, Message: msg}, MD{conn.MDRefused, "1"}, sock.Held)
@@ -559,6 +611,30 @@ func errorMessage(err error) string {
 		return e.Message
 	}
 	return err.Error()
+}
+
+// waitHeld stops reading while the calls in flight hold more request
+// bytes than the limits allow (Limits.MaxRequestBytes on the connection,
+// MaxTotalRequestBytes on the server), until calls finish or the
+// connection closes.
+func (c *serverConn) waitHeld() error {
+	for {
+		ch := c.held.over()
+		if ch == nil {
+			ch = c.srv.held.over()
+		}
+		if ch == nil {
+			return nil
+		}
+		if err := c.w.FlushHeld(); err != nil {
+			return err
+		}
+		select {
+		case <-ch:
+		case <-c.closed:
+			return net.ErrClosed
+		}
+	}
 }
 
 // closeWrite ends a drained connection gently (see Server.closeWrites):
@@ -626,6 +702,7 @@ func (c *serverConn) tick(epoch int64, period time.Duration) {
 // close tears the connection down and cancels its calls.
 func (c *serverConn) close(err error) {
 	c.closeOnce.Do(func() {
+		close(c.closed)
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.EOF
 		}

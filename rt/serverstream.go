@@ -92,8 +92,23 @@ func (c *serverConn) openStream(f *wire.Frame) {
 	c.srv.inflight.Add(1)
 	c.inflight.Add(1)
 	c.mu.Lock()
-	c.streams[f.ID] = ss
+	_, dup := c.streams[f.ID]
+	if _, call := c.calls[f.ID]; call {
+		dup = true
+	}
+	if !dup {
+		c.streams[f.ID] = ss
+	}
 	c.mu.Unlock()
+	if dup {
+		c.srv.inflight.Add(-1)
+		c.inflight.Add(-1)
+		if c.srv.conc != nil {
+			c.srv.conc.Release()
+		}
+		c.closeStream(f.ID, Errorf(InvalidArgument, "%s: id %d is in use by a call or stream in flight", me.info.Method.FullName, f.ID), nil)
+		return
+	}
 	c.srv.workers.run(ss)
 }
 

@@ -134,6 +134,17 @@ func NewReader(src io.Reader, opts ReaderOptions) *Reader {
 // from the stream; when it is 0 the next Next will read.
 func (r *Reader) Buffered() int { return r.w - r.r }
 
+// Ready reports whether a whole frame is buffered, so that the next Next
+// returns it without reading from the stream (or fails on it at once).
+// When it is false, Next will read, and may wait for the peer.
+func (r *Reader) Ready() bool {
+	n := r.w - r.r
+	if n < HeaderLen {
+		return false
+	}
+	return uint64(HeaderLen)+uint64(binary.LittleEndian.Uint32(r.buf[r.r+13:])) <= uint64(n)
+}
+
 // Release gives back the memory the Reader holds beyond a buffer of
 // BufferSize (the batch buffer, and without a Pool the buffers kept for
 // large frames and bodies): call it when the connection goes idle

@@ -325,3 +325,26 @@ func TestReaderBadSource(t *testing.T) {
 		t.Fatalf("got %v, want an invalid count error", err)
 	}
 }
+
+// Ready tells a whole buffered frame from a part of one.
+func TestReaderReady(t *testing.T) {
+	frame := AppendFrame(nil, &Header{Type: TypeRequest, ID: 1, Method: 7}, nil, []byte("hello"))
+	two := append(append([]byte(nil), frame...), frame[:HeaderLen+2]...)
+	r := NewReader(bytes.NewReader(two), ReaderOptions{})
+	if r.Ready() {
+		t.Fatal("nothing read yet: Ready")
+	}
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if r.Buffered() == 0 || r.Ready() {
+		t.Fatalf("a partial frame buffered (%d bytes): Ready = %v, want false", r.Buffered(), r.Ready())
+	}
+	r2 := NewReader(bytes.NewReader(append(append([]byte(nil), frame...), frame...)), ReaderOptions{})
+	if _, err := r2.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if !r2.Ready() {
+		t.Fatal("a whole second frame buffered: Ready = false")
+	}
+}

@@ -147,7 +147,6 @@ func dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 	c.interrupt = func() { _ = nc.SetReadDeadline(time.Unix(1, 0)) } // in the past
 	c.idle = time.AfterFunc(time.Hour, c.idleWatch)
 	c.idle.Stop()
-	go c.w.Loop()
 	go c.background()
 	c.watchIdle()
 	// A server that refuses the connection (e.g. one that requires TLS)

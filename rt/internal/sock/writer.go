@@ -33,6 +33,7 @@ type Writer struct {
 	err      error  // sticky write error
 	done     bool
 	waiting  bool          // a WaitBelow is parked on drain
+	looping  bool          // the loop goroutine runs
 	drain    chan struct{} // capacity 1: a write completed (for WaitBelow)
 
 	queued atomic.Int64 // bytes in buf plus the write in progress
@@ -51,7 +52,8 @@ type WriterOptions struct {
 	Timeout time.Duration
 }
 
-// NewWriter returns a Writer of nc; call Loop on a goroutine of its own.
+// NewWriter returns a Writer of nc. Its background goroutine runs only
+// while it has frames to batch.
 func NewWriter(nc net.Conn, o WriterOptions) *Writer {
 	if o.Pool == nil {
 		o.Pool = new(BufferPool)
@@ -183,6 +185,10 @@ func (w *Writer) kickLocked() {
 		w.flushing = false
 		return
 	}
+	if !w.looping {
+		w.looping = true
+		go w.loop()
+	}
 	select {
 	case w.kick <- struct{}{}:
 	default:
@@ -284,13 +290,36 @@ func (w *Writer) fail(err error) {
 	}
 }
 
-// Loop writes frames handed to it by Write until Close. It runs in its
-// own goroutine for the life of the connection.
-func (w *Writer) Loop() {
-	for range w.kick {
-		for more := true; more; {
-			w.gather()
-			more, _ = w.flush(time.Time{})
+// loopIdle is how long the writer's goroutine waits for more work before
+// it ends; the next frame handed to the writer starts a new one. An idle
+// connection thus costs no goroutine for writing.
+const loopIdle = 5 * time.Second
+
+// loop writes frames handed to it by Write until Close, or until it has
+// had nothing to do for loopIdle. kickLocked starts it.
+func (w *Writer) loop() {
+	idle := time.NewTimer(loopIdle)
+	defer idle.Stop()
+	for {
+		select {
+		case _, ok := <-w.kick:
+			if !ok {
+				return
+			}
+			for more := true; more; {
+				w.gather()
+				more, _ = w.flush(time.Time{})
+			}
+			idle.Reset(loopIdle)
+		case <-idle.C:
+			w.mu.Lock()
+			if len(w.kick) == 0 {
+				w.looping = false
+				w.mu.Unlock()
+				return
+			}
+			w.mu.Unlock()
+			idle.Reset(loopIdle)
 		}
 	}
 }
