@@ -408,6 +408,10 @@ func (c *Conn) fail(err error) {
 	c.pending = map[uint32]*Pending{}
 	streams := c.streams
 	c.streams = map[uint32]*Stream{}
+	lastRead := uint32(0) // calls after it never ran
+	if c.goaway {
+		lastRead = c.lastRead
+	}
 	c.mu.Unlock()
 	c.w.Close(err)
 	c.raw.Close() // the socket: a TLS close would wait to write close_notify
@@ -415,7 +419,7 @@ func (c *Conn) fail(err error) {
 	close(c.done)
 	for id, p := range pending {
 		p.err = err
-		if c.goaway && c.lastRead != 0 && id > c.lastRead {
+		if lastRead != 0 && id > lastRead {
 			p.err = &NotSent{err} // after the GoAway's last request: never run
 		}
 		p.done <- struct{}{}
