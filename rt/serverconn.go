@@ -74,6 +74,9 @@ func (c *serverConn) serve() {
 		return
 	}
 	c.nc, c.peer = nc, newPeer(c.raw.RemoteAddr(), st)
+	if c.handOff(st) {
+		return // HTTP: gRPC or gRPC-Web (grpc_conn.go)
+	}
 	w := sock.NewWriter(nc, sock.WriterOptions{Pool: o.buffers, Timeout: o.writeTimeout})
 	c.mu.Lock()
 	c.w = w
@@ -306,34 +309,10 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		}
 		md = MD(kv)
 	}
-	if !s.tokenOK(md) {
-		if !oneway {
-			c.refuse(f.ID, Unauthenticated, me.info.Method.FullName+": no valid registry token: call this provider through the registry")
-		}
-		return nil
-	}
-	if g, v := md.Get(MDGroup), md.Get(MDVersion); g != se.key.Group || v != se.key.Version {
-		if !oneway {
-			c.refuse(f.ID, NotFound, fmt.Sprintf("%s: this server serves %s, not %s", me.info.Method.FullName, se.key, registry.Key{Service: se.key.Service, Group: g, Version: v}))
-		}
-		return nil
-	}
 	now := s.o.clock.Now()
-	if lim := se.limit.Load(); lim != nil && !lim.allow(c.ip, md.Get(MDApp), now) {
+	if e := c.admit(se, me, md, now, true); e != nil {
 		if !oneway {
-			c.refuse(f.ID, ResourceExhausted, me.info.Method.FullName+": rate limit exceeded")
-		}
-		return nil
-	}
-	if max := int64(s.o.limits.MaxCallsPerConn); max > 0 && c.inflight.Load() >= max {
-		if !oneway {
-			c.refuse(f.ID, ResourceExhausted, fmt.Sprintf("%s: %d calls in flight on this connection (the server's Limits.MaxCallsPerConn)", me.info.Method.FullName, max))
-		}
-		return nil
-	}
-	if s.conc != nil && !s.conc.Acquire() {
-		if !oneway {
-			c.refuse(f.ID, ResourceExhausted, me.info.Method.FullName+": too many calls in flight (the server's Limits.MaxCalls)")
+			c.refuse(f.ID, e.Code, e.Message)
 		}
 		return nil
 	}
@@ -361,6 +340,33 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		c.mu.Unlock()
 	}
 	return sc
+}
+
+// admit checks a call to method me of se with metadata md against the
+// registry token and the service's group and version (unless the service
+// is built in; the group and version only if checkKey), its rate limit and the limits on
+// calls in flight. It returns why the call is refused (it did not run),
+// or nil with a slot of Limits.MaxCalls taken: Server.callDone gives it
+// back.
+func (c *serverConn) admit(se *serviceEntry, me *methodEntry, md MD, now time.Time, checkKey bool) *Error {
+	s := c.srv
+	name := me.info.Method.FullName
+	if !se.builtin && !s.tokenOK(md) {
+		return &Error{Code: Unauthenticated, Message: name + ": no valid registry token: call this provider through the registry"}
+	}
+	if g, v := md.Get(MDGroup), md.Get(MDVersion); checkKey && !se.builtin && (g != se.key.Group || v != se.key.Version) {
+		return Errorf(NotFound, "%s: this server serves %s, not %s", name, se.key, registry.Key{Service: se.key.Service, Group: g, Version: v})
+	}
+	if lim := se.limit.Load(); lim != nil && !lim.allow(c.ip, md.Get(MDApp), now) {
+		return &Error{Code: ResourceExhausted, Message: name + ": rate limit exceeded"}
+	}
+	if max := int64(s.o.limits.MaxCallsPerConn); max > 0 && c.inflight.Load() >= max {
+		return Errorf(ResourceExhausted, "%s: %d calls in flight on this connection (the server's Limits.MaxCallsPerConn)", name, max)
+	}
+	if s.conc != nil && !s.conc.Acquire() {
+		return &Error{Code: ResourceExhausted, Message: name + ": too many calls in flight (the server's Limits.MaxCalls)"}
+	}
+	return nil
 }
 
 // serverCall is one call being served; its context is the handler's.
@@ -396,11 +402,7 @@ func (sc *serverCall) serve(mode sock.WriteMode) {
 		obs.Observe(metrics.Event{Side: metrics.Server, Service: sc.me.info.Service.Name, Method: sc.me.info.Method.Name,
 			Code: CodeOf(err).String(), Latency: time.Since(start)})
 	}
-	sc.ctx.mu.Lock()
-	sc.ctx.finished = true
-	md := sc.ctx.respMD
-	sc.ctx.mu.Unlock()
-	sc.ctx.cancel(context.Canceled)
+	md := sc.ctx.finish()
 	if sc.oneway {
 		if err != nil {
 			c.srv.o.logger.Debug("rt: oneway handler failed", "method", sc.me.info.Method.FullName, "err", err)
@@ -536,6 +538,9 @@ func (c *serverConn) sendGoAway() {
 // tick closes the connection when the client is silent for three heartbeat
 // periods or idle past the idle timeout.
 func (c *serverConn) tick(epoch int64, period time.Duration) {
+	if c.writer() == nil {
+		return // in its handshake (bounded by PrefaceTimeout), or handed to the HTTP side, which has its own timeouts
+	}
 	o := &c.srv.o
 	silent := time.Duration(epoch-c.lastFrame.Load()) * period
 	if o.heartbeat > 0 && silent > 3*o.heartbeat {

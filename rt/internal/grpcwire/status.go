@@ -129,7 +129,7 @@ func appendAny(b []byte, a *Any) []byte {
 // fields are skipped.
 func (s *Status) Unmarshal(b []byte) error {
 	*s = Status{}
-	return fields(b, "google.rpc.Status", func(num int32, v uint64, p []byte) error {
+	return Fields(b, "google.rpc.Status", func(num int32, v uint64, p []byte) error {
 		switch num {
 		case 1:
 			s.Code = int32(v)
@@ -137,7 +137,7 @@ func (s *Status) Unmarshal(b []byte) error {
 			s.Message = string(p)
 		case 3:
 			var a Any
-			err := fields(p, "google.protobuf.Any", func(num int32, _ uint64, p []byte) error {
+			err := Fields(p, "google.protobuf.Any", func(num int32, _ uint64, p []byte) error {
 				switch num {
 				case 1:
 					a.TypeURL = string(p)
@@ -155,10 +155,11 @@ func (s *Status) Unmarshal(b []byte) error {
 	})
 }
 
-// fields calls fn for each field of the encoded message b: its number and
-// its value, v for varints and p for length-delimited fields; others are
-// skipped. name names the message in errors.
-func fields(b []byte, name string, fn func(num int32, v uint64, p []byte) error) error {
+// Fields calls fn for each field of the encoded message b: its number and
+// its value, v for varints and p for length-delimited fields (a part of
+// b); others are skipped. name names the message in errors. It stops at
+// fn's first error.
+func Fields(b []byte, name string, fn func(num int32, v uint64, p []byte) error) error {
 	for len(b) > 0 {
 		tag, n := codec.ConsumeVarint(b)
 		if n < 0 {
@@ -227,12 +228,12 @@ func AppendBadRequest(b []byte, vs []FieldViolation) []byte {
 // ParseBadRequest decodes a google.rpc.BadRequest's field violations.
 func ParseBadRequest(b []byte) ([]FieldViolation, error) {
 	var vs []FieldViolation
-	err := fields(b, "google.rpc.BadRequest", func(num int32, _ uint64, p []byte) error {
+	err := Fields(b, "google.rpc.BadRequest", func(num int32, _ uint64, p []byte) error {
 		if num != 1 {
 			return nil
 		}
 		var v FieldViolation
-		err := fields(p, "google.rpc.BadRequest.FieldViolation", func(num int32, _ uint64, p []byte) error {
+		err := Fields(p, "google.rpc.BadRequest.FieldViolation", func(num int32, _ uint64, p []byte) error {
 			switch num {
 			case 1:
 				v.Field = string(p)
