@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -204,4 +205,121 @@ func md(kv ...string) http.Header {
 		h.Add(kv[i], kv[i+1])
 	}
 	return h
+}
+
+// grpcEnv is a server with the test and probe services on loopback TCP,
+// a yrpc client and an h2c gRPC client of it.
+type grpcEnv struct {
+	impl *testImpl
+	srv  *rt.Server
+	addr string
+	cli  *rt.Client
+	g    *grpcClient
+}
+
+func newGRPCEnv(t *testing.T, opts ...rt.ServerOption) *grpcEnv {
+	t.Helper()
+	checkLeaks(t)
+	e := &grpcEnv{impl: newTestImpl(), srv: rt.NewServer(opts...)}
+	e.srv.RegisterService(&testDesc, e.impl)
+	e.srv.RegisterService(&probeDesc, struct{}{})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.addr = lis.Addr().String()
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Serve(context.Background(), lis) }()
+	<-e.srv.Ready()
+	e.cli, err = rt.NewClient(rt.WithAddrs(e.addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.g = newH2CClient(t, e.addr)
+	t.Cleanup(func() {
+		e.cli.Close()
+		e.srv.Close()
+		if err := <-done; !errors.Is(err, rt.ErrServerClosed) {
+			t.Errorf("Serve returned %v, want ErrServerClosed", err)
+		}
+	})
+	return e
+}
+
+// clientStream is a bidirectional gRPC stream of a grpcClient.
+type clientStream struct {
+	pw   *io.PipeWriter
+	done chan struct{} // closed when the response headers (or an error) came
+	res  *http.Response
+	err  error
+	rd   *grpcwire.Reader
+}
+
+// stream opens a stream of path; its request body is written as the
+// test sends.
+func (c *grpcClient) stream(t testing.TB, ctx context.Context, path string, h http.Header) *clientStream {
+	pr, pw := io.Pipe()
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, vs := range h {
+		hr.Header[k] = vs
+	}
+	hr.Header.Set("Content-Type", "application/grpc")
+	hr.Header.Set("TE", "trailers")
+	s := &clientStream{pw: pw, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		s.res, s.err = c.hc.Do(hr)
+		if s.err == nil {
+			s.rd = grpcwire.NewReader(s.res.Body, 1<<20, nil)
+		}
+	}()
+	t.Cleanup(func() {
+		pw.CloseWithError(errors.New("test over"))
+		<-s.done
+		if s.res != nil {
+			s.res.Body.Close()
+		}
+	})
+	return s
+}
+
+func (s *clientStream) send(m string) error {
+	_, err := s.pw.Write(append(grpcwire.AppendHeader(nil, 0, len(m)), m...))
+	return err
+}
+
+func (s *clientStream) closeSend() error { return s.pw.Close() }
+
+// recv returns the next message, or io.EOF and the stream's status.
+func (s *clientStream) recv() (string, error) {
+	<-s.done
+	if s.err != nil {
+		return "", s.err
+	}
+	_, m, err := s.rd.Next()
+	if err == io.EOF {
+		if st := s.status(); st != nil {
+			return "", st
+		}
+	}
+	return string(m), err
+}
+
+// status is the stream's status once recv returned io.EOF: nil for OK.
+func (s *clientStream) status() error {
+	st := s.res.Trailer
+	if st.Get("Grpc-Status") == "" {
+		st = s.res.Header
+	}
+	n, err := strconv.Atoi(st.Get("Grpc-Status"))
+	if err != nil {
+		return fmt.Errorf("grpc-status %q", st.Get("Grpc-Status"))
+	}
+	if n == 0 {
+		return nil
+	}
+	return &rt.Error{Code: rt.Code(n), Message: grpcwire.DecodeMessage(st.Get("Grpc-Message")), Remote: true}
 }
