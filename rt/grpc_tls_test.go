@@ -176,4 +176,3 @@ func registryProviders(t *testing.T, reg registry.Registry, service string) []re
 	defer stop()
 	return <-got
 }
-
