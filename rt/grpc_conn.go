@@ -85,6 +85,9 @@ func newGRPCServer(s *Server) *grpcServer {
 			MaxReadFrameSize:     16 << 10,
 			SendPingTimeout:      max(o.heartbeat, 0),
 			WriteByteTimeout:     o.writeTimeout,
+			CountError: func(errType string) {
+				o.logger.Debug("rt: HTTP/2 connection error", "type", errType)
+			},
 		},
 	}
 	return g

@@ -154,10 +154,14 @@ func (s *Server) lookupName(name string) (*serviceEntry, *methodEntry) {
 	if se, me := s.lookup(h); me != nil && me.info.Method.FullName == name {
 		return se, me
 	}
-	for _, se := range append(s.services[:len(s.services):len(s.services)], s.health.entry) {
-		for i := range se.methods {
-			if se.methods[i].info.Method.FullName == name {
-				return se, &se.methods[i]
+	for i := 0; i <= len(s.services); i++ {
+		se := s.health.entry
+		if i < len(s.services) {
+			se = s.services[i]
+		}
+		for j := range se.methods {
+			if se.methods[j].info.Method.FullName == name {
+				return se, &se.methods[j]
 			}
 		}
 	}
@@ -188,8 +192,8 @@ func (gc *grpcCall) readHeaders() (MD, time.Time, error) {
 	}
 	var md MD
 	for k, vs := range h {
-		key := strings.ToLower(k)
-		if grpcwire.Reserved(key) {
+		key := metadataKey(k)
+		if key == "" {
 			continue
 		}
 		bin := grpcwire.IsBinary(key)
@@ -208,6 +212,22 @@ func (gc *grpcCall) readHeaders() (MD, time.Time, error) {
 		}
 	}
 	return md, deadline, nil
+}
+
+// metadataKey returns the metadata key of a request header as net/http
+// keeps it (canonical form): in lowercase, "" for the transport's own.
+func metadataKey(k string) string {
+	switch k {
+	case "User-Agent":
+		return "user-agent" // in every call: spare ToLower's copy
+	case "Content-Type", "Te", hdrKeyTimeout, hdrKeyEncoding, hdrKeyAcceptEncoding:
+		return ""
+	}
+	key := strings.ToLower(k)
+	if grpcwire.Reserved(key) {
+		return ""
+	}
+	return key
 }
 
 // serveUnary reads the request, runs the handler and answers.
@@ -354,7 +374,15 @@ func (gc *grpcCall) setHeaders(h http.Header) {
 	if gc.gzipOut {
 		h[hdrKeyEncoding] = gc.g.hdr.gzip
 	}
-	h[hdrKeyAcceptEncoding] = gc.g.hdr.encodings
+	if gc.gzipIn || len(gc.r.Header[hdrKeyAcceptEncoding]) > 0 {
+		h[hdrKeyAcceptEncoding] = gc.g.hdr.encodings
+	}
+	if gc.r.ProtoMajor == 2 {
+		// Present but empty: net/http's HTTP/2 server then sends no
+		// date and no content-length, which gRPC does not use, and
+		// spares their formatting.
+		h["Date"], h["Content-Length"] = nil, nil
+	}
 }
 
 // refuse answers a call that did not run, marked so that the client may
