@@ -220,8 +220,8 @@ func metadataKey(k string) string {
 	switch k {
 	case "User-Agent":
 		return "user-agent" // in every call: spare ToLower's copy
-	case "Content-Type", "Te", hdrKeyTimeout, hdrKeyEncoding, hdrKeyAcceptEncoding:
-		return ""
+	case "Content-Type", "Te", hdrKeyTimeout, hdrKeyEncoding, hdrKeyAcceptEncoding, "Accept-Encoding", "Content-Length":
+		return "" // the common ones of grpcwire.Reserved, without ToLower's copy
 	}
 	key := strings.ToLower(k)
 	if grpcwire.Reserved(key) {

@@ -343,11 +343,11 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 }
 
 // admit checks a call to method me of se with metadata md against the
-// registry token and the service's group and version (unless the service
-// is built in; the group and version only if checkKey), its rate limit and the limits on
-// calls in flight. It returns why the call is refused (it did not run),
-// or nil with a slot of Limits.MaxCalls taken: Server.callDone gives it
-// back.
+// registry token, the service's group and version (only if checkKey;
+// neither for a built-in service), its rate limit and the limits on calls
+// in flight; yrpc's and gRPC's calls alike. It returns why the call is
+// refused (it did not run), or nil with a slot of Limits.MaxCalls taken:
+// Server.callDone gives it back.
 func (c *serverConn) admit(se *serviceEntry, me *methodEntry, md MD, now time.Time, checkKey bool) *Error {
 	s := c.srv
 	name := me.info.Method.FullName
