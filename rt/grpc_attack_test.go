@@ -247,8 +247,8 @@ type h2Errors struct {
 }
 
 func (h *h2Errors) Enabled(context.Context, slog.Level) bool { return true }
-func (h *h2Errors) WithAttrs([]slog.Attr) slog.Handler      { return h }
-func (h *h2Errors) WithGroup(string) slog.Handler           { return h }
+func (h *h2Errors) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *h2Errors) WithGroup(string) slog.Handler            { return h }
 func (h *h2Errors) Handle(_ context.Context, r slog.Record) error {
 	if r.Message != "rt: HTTP/2 connection error" {
 		return nil
