@@ -134,6 +134,17 @@ func (c *callCtx) cancel(err error) {
 	}
 }
 
+// finish marks the response as sent (SetResponseMetadata fails from now
+// on), ends the context and returns the response metadata.
+func (c *callCtx) finish() MD {
+	c.mu.Lock()
+	c.finished = true
+	md := c.respMD
+	c.mu.Unlock()
+	c.cancel(context.Canceled)
+	return md
+}
+
 func (c *callCtx) String() string { return "rt.callCtx" }
 
 type (

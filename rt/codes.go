@@ -65,6 +65,22 @@ type Error struct {
 	Remote bool
 	// Cause is the local error behind it, if any (never sent on the wire).
 	Cause error
+	// Details are structured details, as google.rpc.Status carries them:
+	// messages with their type URLs, e.g. a google.rpc.BadRequest or a
+	// google.rpc.RetryInfo encoded with package rt/codec's primitives.
+	// gRPC callers read them from grpc-status-details-bin. nil: none
+	// (Validate's failures then carry a google.rpc.BadRequest naming the
+	// field, see WithGRPC).
+	Details []ErrorDetail
+}
+
+// ErrorDetail is one detail of an Error: a google.protobuf.Any.
+type ErrorDetail struct {
+	// TypeURL is "type.googleapis.com/" and the message's full name,
+	// e.g. "type.googleapis.com/google.rpc.BadRequest".
+	TypeURL string
+	// Value is the message's protobuf encoding.
+	Value []byte
 }
 
 // Errorf returns an *Error with code c and a formatted message.

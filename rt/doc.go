@@ -46,6 +46,21 @@
 // (at most 1 s); close, resetting streams still open with Unavailable.
 // Close stops at once.
 //
+// # gRPC
+//
+// A Server answers gRPC too, from the same registered services and
+// through the same call path (limits, auth, Validate, interceptors,
+// metrics): by default on the same port, telling HTTP/2's preface and
+// HTTP/1.1 (gRPC-Web) from yrpc's by the first bytes, or with TLS by ALPN
+// ("h2", "http/1.1" vs "yrpc"). WithGRPC chooses the same port, a port of
+// its own (Server.ServeGRPC) or none; GRPCMode documents the mapping of
+// deadlines, metadata, status codes, error details, compression and the
+// HTTP/2 limits. The connections are served by net/http's HTTP/2 server
+// (h2c and TLS) behind an in-memory listener; package rt/internal/grpcwire
+// holds the protocol's framing. Every Server also serves the standard
+// grpc.health.v1.Health service on both protocols (HealthServiceDesc),
+// tied to Shutdown, governance draining and SetServing.
+//
 // # Client
 //
 //	cli, err := rt.NewClient(rt.WithRegistry(reg)) // or rt.WithAddrs("host:port")
@@ -109,7 +124,8 @@
 // metadata.go, callctx.go), the client (client.go, service.go for what it
 // knows of each service, call.go and race.go for one call's path,
 // policy.go for the policy's pure decisions, mock.go, budget.go) and the
-// server (server.go, serverconn.go). Package rt/internal/conn is the client
+// server (server.go, serverconn.go; grpc_*.go for gRPC and health).
+// Package rt/internal/conn is the client
 // connection; rt/internal/sock the socket machinery both sides share.
 //
 // # Streams

@@ -52,6 +52,8 @@ type Server struct {
 	held      *heldBytes           // request bytes of calls in flight
 	rec       *metrics.Recorder    // the default observer; nil with WithObserver
 	token     string               // the registry token calls must carry; "" without WithRegistryToken
+	grpc      *grpcServer          // gRPC and gRPC-Web (grpc_*.go); nil with WithGRPC(GRPCOff)
+	health    health               // grpc.health.v1.Health (grpc_health.go)
 }
 
 type serviceEntry struct {
@@ -59,6 +61,7 @@ type serviceEntry struct {
 	impl    any
 	key     registry.Key
 	methods []methodEntry
+	builtin bool                        // served to any group and version, never registered (Health)
 	limit   atomic.Pointer[callLimiter] // nil: no limit
 }
 
@@ -117,6 +120,8 @@ func NewServer(opts ...ServerOption) *Server {
 	if n := s.o.limits.MaxCalls; n > 0 {
 		s.conc = limiter.NewConcurrency(n)
 	}
+	s.grpc = newGRPCServer(s)
+	s.health.init(s)
 	return s
 }
 
@@ -170,6 +175,16 @@ func (s *Server) register(sd *ServiceDesc, impl any) error {
 			}
 		}
 	}
+	se := s.newServiceEntry(sd, impl)
+	if p := sd.Policy.RateLimit; p.Rate > 0 {
+		se.limit.Store(newCallLimiter(p.Rate, p.Burst, false))
+	}
+	s.services = append(s.services, se)
+	return nil
+}
+
+// newServiceEntry prepares impl's methods as the implementation of sd.
+func (s *Server) newServiceEntry(sd *ServiceDesc, impl any) *serviceEntry {
 	group, version := sd.Group, sd.Version
 	if s.o.group != "" || s.o.version != "" {
 		group, version = s.o.group, s.o.version
@@ -189,11 +204,7 @@ func (s *Server) register(sd *ServiceDesc, impl any) error {
 			return handle(impl, ctx, req)
 		})
 	}
-	if p := sd.Policy.RateLimit; p.Rate > 0 {
-		se.limit.Store(newCallLimiter(p.Rate, p.Burst, false))
-	}
-	s.services = append(s.services, se)
-	return nil
+	return se
 }
 
 // serviceNames lists the registered services, for errors.
@@ -221,7 +232,7 @@ func (s *Server) lookup(id uint32) (*serviceEntry, *methodEntry) {
 			return se, &se.methods[i]
 		}
 	}
-	return nil, nil
+	return s.health.lookup(id)
 }
 
 // Serve accepts connections on lis and serves them until Shutdown or Close,
@@ -344,7 +355,7 @@ func (s *Server) admit(ip string) string {
 // governance config.
 func (s *Server) announce(ctx context.Context, lis net.Listener) error {
 	reg := s.o.registry
-	if reg == nil {
+	if reg == nil || isGRPCListener(lis) {
 		return nil
 	}
 	addr := s.o.advertise
@@ -354,7 +365,7 @@ func (s *Server) announce(ctx context.Context, lis net.Listener) error {
 	now := s.o.clock.Now()
 	for _, se := range s.services {
 		e := registry.Endpoint{Key: se.key, Role: registry.Provider, Addr: addr, Weight: s.o.weight, App: s.o.app, Tags: s.o.tags, StartTime: now,
-			TLS: s.o.tls != nil && !s.o.plaintextOK, Token: s.token, Methods: se.methodNames(), Protocols: []string{ProtocolYRPC}}
+			TLS: s.o.tls != nil && !s.o.plaintextOK, Token: s.token, Methods: se.methodNames(), Protocols: s.protocols()}
 		if err := reg.Register(ctx, e); err != nil {
 			return fmt.Errorf("rt: register %s at %s: %w", se.key, addr, err)
 		}
@@ -376,6 +387,7 @@ func (s *Server) announce(ctx context.Context, lis net.Listener) error {
 // applyConfig installs the governance rate limit of se (or the schema's when
 // the config sets none).
 func (s *Server) applyConfig(se *serviceEntry, cfg registry.Config) {
+	s.health.noteConfig(se, cfg)
 	rate, burst, perApp := se.sd.Policy.RateLimit.Rate, se.sd.Policy.RateLimit.Burst, false
 	if rl := cfg.RateLimit; rl != nil {
 		rate, burst, perApp = rl.Rate, rl.Burst, rl.PerApp
@@ -423,6 +435,7 @@ func (s *Server) isClosed() bool {
 // wait for in-flight calls until ctx is done; close. It returns ctx's error
 // if calls were still running when ctx ended (they are then canceled).
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.health.stopping()
 	s.deregister(ctx)
 	if d := s.o.deregisterWait; d > 0 {
 		t := time.NewTimer(d)
@@ -446,6 +459,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, c := range conns {
 		c.sendGoAway()
 	}
+	if s.grpc != nil {
+		s.grpc.goAway()
+	}
+	s.health.changed()
 	var err error
 	for s.inflight.Load() > 0 && err == nil {
 		select {
@@ -546,6 +563,10 @@ func (s *Server) Close() error {
 	for _, c := range conns {
 		c.close(ErrServerClosed)
 	}
+	if s.grpc != nil {
+		s.grpc.close()
+	}
+	s.health.changed()
 	s.wg.Wait()
 	s.workers.close()
 	return nil

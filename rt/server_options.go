@@ -17,6 +17,7 @@ type serverConfig struct {
 	auth               Authenticator // nil: the certificate's identity
 	access             AccessRules
 	registryToken      bool
+	grpcMode           GRPCMode
 }
 
 func newServerConfig(opts []ServerOption) serverConfig {
@@ -29,6 +30,7 @@ func newServerConfig(opts []ServerOption) serverConfig {
 	}
 	c.finish()
 	c.limits = c.limits.withDefaults()
+	c.tls = grpcTLS(c.tls, c.grpcMode)
 	return c
 }
 

@@ -91,6 +91,9 @@ func (c *serverConn) serve() {
 		return
 	}
 	c.nc, c.peer = nc, newPeer(c.raw.RemoteAddr(), st)
+	if c.handOff(st) {
+		return // HTTP: gRPC or gRPC-Web (grpc_conn.go)
+	}
 	w := sock.NewWriter(nc, sock.WriterOptions{Pool: o.buffers, Timeout: o.writeTimeout})
 	c.mu.Lock()
 	c.w = w
@@ -353,20 +356,8 @@ func (c *serverConn) admit(f *wire.Frame, stream bool) (*serviceEntry, *methodEn
 		}
 		md = MD(kv)
 	}
-	switch g, v := md.Get(MDGroup), md.Get(MDVersion); {
-	case !s.tokenOK(md):
-		return nil, nil, nil, &refusal{Errorf(Unauthenticated, "%s: no valid registry token: call this provider through the registry", name), true}
-	case g != se.key.Group || v != se.key.Version:
-		return nil, nil, nil, &refusal{Errorf(NotFound, "%s: this server serves %s, not %s", name, se.key, registry.Key{Service: se.key.Service, Group: g, Version: v}), true}
-	}
-	if lim := se.limit.Load(); lim != nil && !lim.allow(c.ip, md.Get(MDApp), s.o.clock.Now()) {
-		return nil, nil, nil, &refusal{Errorf(ResourceExhausted, "%s: rate limit exceeded", name), true}
-	}
-	if max := int64(s.o.limits.MaxCallsPerConn); max > 0 && c.inflight.Load() >= max {
-		return nil, nil, nil, &refusal{Errorf(ResourceExhausted, "%s: %d calls in flight on this connection (the server's Limits.MaxCallsPerConn)", name, max), true}
-	}
-	if s.conc != nil && !s.conc.Acquire() {
-		return nil, nil, nil, &refusal{Errorf(ResourceExhausted, "%s: too many calls in flight (the server's Limits.MaxCalls)", name), true}
+	if e := c.admitCall(se, me, md, true); e != nil {
+		return nil, nil, nil, &refusal{e, true}
 	}
 	return se, me, md, nil
 }
@@ -434,6 +425,33 @@ func (c *serverConn) initContext(ctx *callCtx, f *wire.Frame, me *methodEntry, m
 	}
 }
 
+// admitCall checks a call to method me of se with metadata md against the
+// registry token, the service's group and version (only if checkKey;
+// neither for a built-in service), its rate limit and the limits on calls
+// in flight; yrpc's and gRPC's calls and streams alike. It returns why the
+// call is refused (it did not run), or nil with a slot of Limits.MaxCalls
+// taken: Server.callDone gives it back.
+func (c *serverConn) admitCall(se *serviceEntry, me *methodEntry, md MD, checkKey bool) *Error {
+	s := c.srv
+	name := me.info.Method.FullName
+	if !se.builtin && !s.tokenOK(md) {
+		return &Error{Code: Unauthenticated, Message: name + ": no valid registry token: call this provider through the registry"}
+	}
+	if g, v := md.Get(MDGroup), md.Get(MDVersion); checkKey && !se.builtin && (g != se.key.Group || v != se.key.Version) {
+		return Errorf(NotFound, "%s: this server serves %s, not %s", name, se.key, registry.Key{Service: se.key.Service, Group: g, Version: v})
+	}
+	if lim := se.limit.Load(); lim != nil && !lim.allow(c.ip, md.Get(MDApp), s.o.clock.Now()) {
+		return &Error{Code: ResourceExhausted, Message: name + ": rate limit exceeded"}
+	}
+	if max := int64(s.o.limits.MaxCallsPerConn); max > 0 && c.inflight.Load() >= max {
+		return Errorf(ResourceExhausted, "%s: %d calls in flight on this connection (the server's Limits.MaxCallsPerConn)", name, max)
+	}
+	if s.conc != nil && !s.conc.Acquire() {
+		return &Error{Code: ResourceExhausted, Message: name + ": too many calls in flight (the server's Limits.MaxCalls)"}
+	}
+	return nil
+}
+
 // serverCall is one call being served; its context is the handler's.
 type serverCall struct {
 	ctx    callCtx
@@ -470,11 +488,7 @@ func (sc *serverCall) serve(mode sock.WriteMode) {
 		obs.Observe(metrics.Event{Side: metrics.Server, Service: sc.me.info.Service.Name, Method: sc.me.info.Method.Name,
 			Code: CodeOf(err).String(), Latency: time.Since(start)})
 	}
-	sc.ctx.mu.Lock()
-	sc.ctx.finished = true
-	md := sc.ctx.respMD
-	sc.ctx.mu.Unlock()
-	sc.ctx.cancel(context.Canceled)
+	md := sc.ctx.finish()
 	if sc.oneway {
 		if err != nil {
 			c.srv.o.logger.Debug("rt: oneway handler failed", "method", sc.me.info.Method.FullName, "err", err)
@@ -683,6 +697,9 @@ func (c *serverConn) sendGoAway() {
 // tick closes the connection when the client is silent for three heartbeat
 // periods or idle past the idle timeout.
 func (c *serverConn) tick(epoch int64, period time.Duration) {
+	if c.writer() == nil {
+		return // in its handshake (bounded by PrefaceTimeout), or handed to the HTTP side, which has its own timeouts
+	}
 	o := &c.srv.o
 	silent := time.Duration(epoch-c.lastFrame.Load()) * period
 	if o.heartbeat > 0 && silent > 3*o.heartbeat {

@@ -92,7 +92,7 @@ func (c *serverConn) accept(raw net.Conn) (net.Conn, *tls.ConnectionState, error
 		return nil, nil, fmt.Errorf("rt: TLS handshake with %s: %w", raw.RemoteAddr(), err)
 	}
 	st := tc.ConnectionState()
-	if p := st.NegotiatedProtocol; p != "" && p != ALPN {
+	if p := st.NegotiatedProtocol; p != "" && p != ALPN && !c.httpALPN(p) {
 		return nil, nil, fmt.Errorf("rt: TLS client %s negotiated protocol %q, not %q", raw.RemoteAddr(), p, ALPN)
 	}
 	return tc, &st, nil

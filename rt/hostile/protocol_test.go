@@ -85,8 +85,12 @@ func TestGarbage(t *testing.T) {
 
 // A preface of another protocol, version or size is refused by closing
 // the connection, and so is a connection that sends none in time.
+//
+// The server here speaks yrpc only (gRPC off): with gRPC on, HTTP/1.1 and
+// HTTP/2 prefaces are served by the gRPC endpoint, whose attacks rt's
+// grpc tests run.
 func TestWrongPreface(t *testing.T) {
-	tg := newTarget(t, heapLimit, rt.WithLimits(rt.Limits{PrefaceTimeout: time.Second}))
+	tg := newTarget(t, heapLimit, rt.WithLimits(rt.Limits{PrefaceTimeout: time.Second}), rt.WithGRPC(rt.GRPCOff))
 	bad := func(edit func(b []byte)) []byte {
 		b := bytes.Clone(prefaceV1)
 		edit(b)

@@ -1,0 +1,105 @@
+package rt
+
+import (
+	"crypto/tls"
+	"slices"
+)
+
+// GRPCMode says where a Server answers gRPC: gRPC over HTTP/2 (with TLS,
+// or h2c without) and gRPC-Web (over HTTP/1.1 or HTTP/2).
+//
+// The gRPC side serves the same registered services as yrpc's protocol,
+// through the same path: closing check, registry token, per-client rate
+// limit, calls in flight per connection (Limits.MaxCallsPerConn, which is
+// also the HTTP/2 connection's MaxConcurrentStreams) and overall
+// (Limits.MaxCalls), decoding, authentication (Authenticator, PeerFrom
+// with the connection's TLS state), authorization, Validate, the server
+// interceptors, the handler and metrics. A gRPC stream counts as one call.
+// The mapping:
+//
+//   - The path "/package.Service/Method" names the method; a gRPC caller
+//     names no group or version, so it reaches the service the server
+//     registered whatever its group and version (a call that carries
+//     yrpc-group or yrpc-version metadata is checked as on yrpc's wire).
+//   - grpc-timeout is the handler context's deadline.
+//   - Request headers are the call's metadata (IncomingMetadata), keys in
+//     lowercase, values of "-bin" keys base64-decoded; the transport's own
+//     headers (content-type, te, grpc-*) are not.
+//   - SetResponseMetadata's pairs go in the response trailers of a unary
+//     call (in the headers of an error answered without a message, as
+//     gRPC's Trailers-Only responses do); a stream sends those set before
+//     its first message in its headers and the rest, with SetTrailer's,
+//     in its trailers. Values of "-bin" keys are base64-encoded.
+//   - An error's Code is grpc-status, its Message grpc-message; its Details
+//     (or, for Validate's failures, a google.rpc.BadRequest naming the
+//     field) go in grpc-status-details-bin as a google.rpc.Status.
+//   - grpc-encoding gzip is accepted on requests and answered in kind
+//     (messages of 1 KiB and more are compressed, or from the
+//     WithCompression threshold); identity always. Decompressed messages
+//     are bounded like the others.
+//   - Messages are bounded by WithMaxFrameSize (4 MiB): a longer request
+//     message is refused with ResourceExhausted; request headers by
+//     WithMaxMetadataSize plus 1 KiB for the transport's own.
+//   - A call refused before it ran (closing, rate limit, calls in flight)
+//     carries the trailer yrpc-refused: 1.
+//
+// A TLS server (WithTLS) answers gRPC only over TLS, unless
+// WithPlaintextAllowed: it refuses h2c and plaintext gRPC-Web. It offers
+// the ALPN protocols "yrpc", "h2" and "http/1.1", in that order.
+//
+// HTTP/2 limits: MaxConcurrentStreams is Limits.MaxCallsPerConn (the
+// handlers of streams reset before they start are bounded by it too, and a
+// peer that resets streams faster is sent GOAWAY: net/http's rapid-reset
+// defence), frames are read up to 16 KiB, header blocks up to the metadata
+// limit (a CONTINUATION flood past it closes the connection), a connection
+// that starts no call within Limits.FirstFrameTimeout is closed, as is one
+// idle for WithIdleTimeout, one silent past WithHeartbeat and a ping's
+// answer (15 s), and one that takes none of the bytes written to it for
+// WithWriteTimeout. A unary call's request must arrive within
+// Limits.FirstFrameTimeout (or its deadline, if sooner). Connections count
+// against Limits.MaxConns and MaxConnsPerIP like yrpc's.
+type GRPCMode uint8
+
+// GRPC modes.
+const (
+	// GRPCSamePort makes the listeners given to Serve answer yrpc and
+	// gRPC alike, telling them apart by the first bytes (yrpc's preface
+	// "YRPC", HTTP/2's "PRI * HTTP/2.0", an HTTP/1.1 request line for
+	// gRPC-Web) or, with TLS, by the ALPN protocol the client chose. The
+	// default.
+	GRPCSamePort GRPCMode = iota
+	// GRPCOwnPort makes Serve's listeners answer yrpc only; gRPC is
+	// served on the listeners given to ServeGRPC.
+	GRPCOwnPort
+	// GRPCOff turns gRPC off: Serve's listeners answer yrpc only and
+	// ServeGRPC fails.
+	GRPCOff
+)
+
+// WithGRPC says where the server answers gRPC and gRPC-Web (see
+// GRPCMode). Default: GRPCSamePort. With any mode but GRPCOff,
+// Server.ServeGRPC serves gRPC alone on a listener of its own.
+func WithGRPC(m GRPCMode) ServerOption {
+	return serverOption(func(c *serverConfig) { c.grpcMode = m })
+}
+
+// ALPN protocols of HTTP, offered by a TLS server that serves gRPC.
+const (
+	alpnH2    = "h2"
+	alpnHTTP1 = "http/1.1"
+)
+
+// grpcTLS returns the server's TLS config with the ALPN protocols of
+// HTTP/2 and HTTP/1.1 after yrpc's, when the server serves gRPC.
+func grpcTLS(cfg *tls.Config, m GRPCMode) *tls.Config {
+	if cfg == nil || m == GRPCOff {
+		return cfg
+	}
+	c := cfg.Clone()
+	for _, p := range [...]string{alpnH2, alpnHTTP1} {
+		if !slices.Contains(c.NextProtos, p) {
+			c.NextProtos = append(c.NextProtos, p)
+		}
+	}
+	return c
+}

@@ -1,0 +1,118 @@
+package rt
+
+import (
+	"errors"
+	"iter"
+	"net/http"
+	"strconv"
+
+	"github.com/yrpc/yrpc/rt/codec"
+	"github.com/yrpc/yrpc/rt/internal/grpcwire"
+)
+
+// grpcStatus is err as gRPC answers it: its code (Unknown for errors
+// without one), its message and the google.rpc.Status for
+// grpc-status-details-bin (nil when the error has no details).
+func grpcStatus(err error) (Code, string, []byte) {
+	code := CodeOf(err)
+	if code == OK || int(code) >= len(codeNames) {
+		code = Unknown
+	}
+	msg := errorMessage(err)
+	details := errorDetails(err)
+	if len(details) == 0 {
+		return code, msg, nil
+	}
+	st := grpcwire.Status{Code: int32(code), Message: msg, Details: make([]grpcwire.Any, len(details))}
+	for i, d := range details {
+		st.Details[i] = grpcwire.Any{TypeURL: d.TypeURL, Value: d.Value}
+	}
+	return code, msg, st.MarshalAppend(nil)
+}
+
+// errorDetails are the details of err: an *Error's Details, else for a
+// failed Validate a google.rpc.BadRequest naming the field.
+func errorDetails(err error) []ErrorDetail {
+	var e *Error
+	if errors.As(err, &e) && len(e.Details) > 0 {
+		return e.Details
+	}
+	var ve *codec.ValidationError
+	if errors.As(err, &ve) {
+		v := []grpcwire.FieldViolation{{Field: ve.Field, Description: ve.Reason}}
+		return []ErrorDetail{{TypeURL: grpcwire.TypeBadRequest, Value: grpcwire.AppendBadRequest(nil, v)}}
+	}
+	return nil
+}
+
+// setStatus sets grpc-status, grpc-message and grpc-status-details-bin in
+// h, their keys prefixed with prefix (http.TrailerPrefix for trailers).
+func setStatus(h http.Header, prefix string, code Code, msg string, details []byte) {
+	h[prefix+hdrKeyStatus] = []string{strconv.Itoa(int(code))}
+	if msg != "" {
+		h[prefix+hdrKeyMessage] = []string{grpcwire.EncodeMessage(msg)}
+	}
+	if details != nil {
+		h[prefix+hdrKeyDetails] = []string{grpcwire.EncodeBinary(string(details))}
+	}
+}
+
+// addMD adds the response metadata md to h (see outgoingMD), keys
+// prefixed with prefix.
+func addMD(h http.Header, prefix string, md MD) {
+	for k, v := range outgoingMD(md) {
+		key := prefix + http.CanonicalHeaderKey(k)
+		h[key] = append(h[key], v)
+	}
+}
+
+// outgoingMD yields the pairs of the response metadata md that gRPC
+// sends: values of "-bin" keys base64-encoded; keys of the transport's
+// own headers and keys that are not valid header names left out.
+func outgoingMD(md MD) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for i := 0; i+1 < len(md); i += 2 {
+			k, v := md[i], md[i+1]
+			if !validMDKey(k) || grpcwire.Reserved(k) {
+				continue
+			}
+			if grpcwire.IsBinary(k) {
+				v = grpcwire.EncodeBinary(v)
+			}
+			if !yield(k, v) {
+				return
+			}
+		}
+	}
+}
+
+// validMDKey reports whether k can be a gRPC metadata key: lowercase
+// letters, digits, '-', '_' and '.'.
+func validMDKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// appendWebTrailers appends gRPC-Web's trailers frame: the status and md.
+func (gc *grpcCall) appendWebTrailers(buf []byte, code Code, msg string, details []byte, md MD) []byte {
+	kv := make([]string, 0, 6+len(md))
+	kv = append(kv, "grpc-status", strconv.Itoa(int(code)))
+	if msg != "" {
+		kv = append(kv, "grpc-message", grpcwire.EncodeMessage(msg))
+	}
+	if details != nil {
+		kv = append(kv, "grpc-status-details-bin", grpcwire.EncodeBinary(string(details)))
+	}
+	for k, v := range outgoingMD(md) {
+		kv = append(kv, k, v)
+	}
+	return grpcwire.AppendWebTrailers(buf, kv)
+}
