@@ -16,7 +16,7 @@ var faultModes = map[string]string{
 // balancers are the spec's balancer names.
 var balancers = map[string]bool{
 	"": true, "random": true, "round_robin": true, "weighted_round_robin": true,
-	"least_active": true, "p2c": true, "consistent_hash": true,
+	"least_active": true, "p2c": true, "consistent_hash": true, "consistent_hash_bounded": true,
 }
 
 // failCodes are the names of the rt.Code values a mock may fail with:

@@ -123,7 +123,7 @@ type Service struct {
 	Version   string     `json:"version,omitempty"`
 	RateLimit *RateLimit `json:"rate_limit,omitempty"`
 	Breaker   *Breaker   `json:"breaker,omitempty"`
-	Balance   string     `json:"balance,omitempty"` // "", "random", "round_robin", "weighted_round_robin", "least_active", "p2c", "consistent_hash"
+	Balance   string     `json:"balance,omitempty"` // "", "random", "round_robin", "weighted_round_robin", "least_active", "p2c", "consistent_hash", "consistent_hash_bounded"
 	Methods   []*Method  `json:"methods"`
 }
 

@@ -3,6 +3,8 @@ package rt_test
 import (
 	"context"
 	"fmt"
+	"math"
+	"net"
 	"runtime"
 	"slices"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/balance"
 	"github.com/yrpc/yrpc/rt/memnet"
 	"github.com/yrpc/yrpc/rt/metrics"
 	"github.com/yrpc/yrpc/rt/registry"
@@ -561,4 +564,143 @@ func TestHungProviderCostsOneTry(t *testing.T) {
 	if c.impls[1].calls.Load() == 0 {
 		t.Fatal("no call tried the hung provider: the test proved nothing")
 	}
+}
+
+// The README's sample, a hundred times: a server started with `go
+// srv.Serve` and a client created at once. The first call waits for the
+// provider to be registered and discovered instead of failing with "no
+// provider".
+func TestReadyOnStart(t *testing.T) {
+	checkLeaks(t)
+	for i := range 100 {
+		reg := registry.NewMemory()
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := rt.NewServer(rt.WithRegistry(reg.Conn()))
+		srv.RegisterService(&testDesc, newTestImpl())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(context.Background(), lis) }()
+		cli, err := rt.NewClient(rt.WithRegistry(reg.Conn()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = call(ctxT(t), cli, &testDesc, 0, "x")
+		cli.Close()
+		srv.Close()
+		<-done
+		reg.Close()
+		if err != nil {
+			t.Fatalf("run %d: the first call failed: %v", i, err)
+		}
+	}
+}
+
+// A balancer of one's own, given as a value: every call goes where it
+// says.
+func TestPluggedBalancer(t *testing.T) {
+	c := newCluster(t, 3, rt.WithBalancer(lastNode{}))
+	for range 20 {
+		if _, err := call(ctxT(t), c.cli, &testDesc, 0, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n0, n1, n2 := c.impls[0].calls.Load(), c.impls[1].calls.Load(), c.impls[2].calls.Load(); n0 != 0 || n1 != 0 || n2 != 20 {
+		t.Fatalf("calls by provider: %d %d %d, want all 20 on the last", n0, n1, n2)
+	}
+}
+
+// lastNode is a Builder whose picker always picks the last node not tried.
+type lastNode struct{}
+
+func (lastNode) Name() string { return "last" }
+func (lastNode) Build(nodes []balance.Node, _ time.Time) balance.Picker {
+	return lastPicker(len(nodes))
+}
+
+type lastPicker int
+
+func (n lastPicker) Pick(info *balance.Info) int {
+	for i := int(n) - 1; i >= 0; i-- {
+		if info == nil || !slices.Contains(info.Tried, i) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Bounded-load consistent hashing spreads a hot key: at every pick, the
+// provider picked has fewer than ceil(c·(in flight+1)/n) of the calls in
+// flight (c = 1.25, hashring's default load factor). The calls are made
+// one at a time and held, so that every pick sees the counts it is
+// checked against.
+func TestBoundedLoadHotKey(t *testing.T) {
+	checker := &boundChecker{inner: balance.NewConsistentHash(balance.Options{BoundedLoad: true})}
+	c := newCluster(t, 3, rt.WithBalancer(checker))
+	ctx, cancel := context.WithCancel(ctxT(t))
+	var wg sync.WaitGroup
+	const calls = 30
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			call(ctx, c.cli, &testDesc, 0, "sleep", rt.WithHashKey("the same key"))
+		}()
+		// Held by its handler before the next pick.
+		select {
+		case <-c.impls[0].started:
+		case <-c.impls[1].started:
+		case <-c.impls[2].started:
+		case <-ctx.Done():
+			t.Fatalf("call %d never started", i)
+		}
+	}
+	cancel()
+	wg.Wait()
+	if v := checker.violations.Load(); v > 0 || checker.picks.Load() < calls {
+		t.Fatalf("%d of %d picks went to a provider at or over its bound", v, checker.picks.Load())
+	}
+	var held []int64
+	for _, impl := range c.impls {
+		held = append(held, impl.calls.Load())
+	}
+	if slices.Max(held) > int64(math.Ceil(1.25*calls/3)) {
+		t.Fatalf("calls held by provider: %v; a hot key should spread", held)
+	}
+}
+
+// boundChecker wraps a balancer and checks each pick against the
+// bounded-load capacity.
+type boundChecker struct {
+	inner             balance.Builder
+	picks, violations atomic.Int64
+}
+
+func (b *boundChecker) Name() string { return b.inner.Name() }
+func (b *boundChecker) Build(nodes []balance.Node, now time.Time) balance.Picker {
+	return &boundPicker{b: b, inner: b.inner.Build(nodes, now), nodes: slices.Clone(nodes)}
+}
+
+type boundPicker struct {
+	b     *boundChecker
+	inner balance.Picker
+	nodes []balance.Node
+}
+
+func (p *boundPicker) Pick(info *balance.Info) int {
+	i := p.inner.Pick(info)
+	if i < 0 {
+		return i
+	}
+	var total int64
+	for _, n := range p.nodes {
+		total += n.Active.Load()
+	}
+	bound := int64(math.Ceil(1.25 * float64(total+1) / float64(len(p.nodes))))
+	p.b.picks.Add(1)
+	if p.nodes[i].Active.Load() >= bound {
+		p.b.violations.Add(1)
+	}
+	return i
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/yrpc/yrpc/breaker"
+	"github.com/yrpc/yrpc/rt/balance"
 	"github.com/yrpc/yrpc/rt/internal/conn"
 )
 
@@ -280,5 +281,25 @@ func TestAccessRules(t *testing.T) {
 	open := &ServiceDesc{Name: "x.Open", Methods: []MethodDesc{{Name: "M", FullName: "x.Open/M"}}}
 	if rule := accessRule(open, &open.Methods[0], nil); rule != nil {
 		t.Errorf("no rules anywhere: rule %q, want nil (no restriction)", rule)
+	}
+}
+
+// The schema's Balance annotation reaches the runtime, bounded loads
+// included; a balancer given to the client wins over it.
+func TestServiceBalancer(t *testing.T) {
+	sd := &ServiceDesc{Name: "x.S", Policy: ServicePolicy{Balance: "consistent_hash_bounded"}}
+	b, err := serviceBalancer(sd, nil)
+	if err != nil || b.Name() != balance.NameConsistentHashBounded {
+		t.Fatalf("schema's bounded consistent hash: %v, %v", b, err)
+	}
+	mine := balance.NewRandom(balance.Options{})
+	if b, _ := serviceBalancer(sd, mine); b != mine {
+		t.Fatalf("WithBalancer's balancer lost to the schema's: %v", b.Name())
+	}
+	if b, _ := serviceBalancer(&ServiceDesc{Name: "x.T"}, nil); b.Name() != balance.NameP2C {
+		t.Fatalf("default balancer %q, want p2c", b.Name())
+	}
+	if _, err := serviceBalancer(&ServiceDesc{Name: "x.U", Policy: ServicePolicy{Balance: "best"}}, nil); err == nil {
+		t.Fatal("an unknown balancer name was accepted")
 	}
 }

@@ -55,6 +55,10 @@ const (
 	LeastActive        BalanceKind = "least_active"
 	P2C                BalanceKind = "p2c"
 	ConsistentHash     BalanceKind = "consistent_hash"
+	// ConsistentHashBounded is ConsistentHash with bounded loads: a
+	// provider with more than its share of the calls in flight (1.25×
+	// the average by default) passes its keys on to the next ones.
+	ConsistentHashBounded BalanceKind = "consistent_hash_bounded"
 )
 
 func newAnnotation(kind, call string) *AnnotationDescriptor {
@@ -129,7 +133,7 @@ func Breaker(errorRate float64, minRequests int, openFor time.Duration) Annotati
 func Balance(kind BalanceKind) Annotation {
 	d := newAnnotation("balance", fmt.Sprintf("schema.Balance(%q)", string(kind)))
 	switch kind {
-	case Random, RoundRobin, WeightedRoundRobin, LeastActive, P2C, ConsistentHash:
+	case Random, RoundRobin, WeightedRoundRobin, LeastActive, P2C, ConsistentHash, ConsistentHashBounded:
 		d.Balance = string(kind)
 	default:
 		d.fail("unknown balancer")

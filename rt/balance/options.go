@@ -15,6 +15,8 @@ const (
 	NameLeastActive        = "least_active"
 	NameP2C                = "p2c"
 	NameConsistentHash     = "consistent_hash"
+	// NameConsistentHashBounded is consistent_hash with BoundedLoad.
+	NameConsistentHashBounded = "consistent_hash_bounded"
 )
 
 // Defaults used when a Node or Options field is zero.
@@ -99,7 +101,11 @@ func NewP2C(opts Options) Builder { return &builder{NameP2C, opts, buildP2C} }
 // Key) get a weighted random node. With Options.BoundedLoad, nodes at their
 // bounded-load capacity are skipped too.
 func NewConsistentHash(opts Options) Builder {
-	return &builder{NameConsistentHash, opts, buildConsistentHash}
+	name := NameConsistentHash
+	if opts.BoundedLoad {
+		name = NameConsistentHashBounded
+	}
+	return &builder{name, opts, buildConsistentHash}
 }
 
 // New returns the balancer called name with opts, and false when there is
@@ -119,6 +125,9 @@ func New(name string, opts Options) (Builder, bool) {
 		return NewP2C(opts), true
 	case NameConsistentHash:
 		return NewConsistentHash(opts), true
+	case NameConsistentHashBounded:
+		opts.BoundedLoad = true
+		return NewConsistentHash(opts), true
 	}
 	return nil, false
 }
@@ -128,5 +137,5 @@ func Lookup(name string) (Builder, bool) { return New(name, Options{}) }
 
 // Names returns the names of all balancers, in a fixed order.
 func Names() []string {
-	return []string{NameRandom, NameRoundRobin, NameWeightedRoundRobin, NameLeastActive, NameP2C, NameConsistentHash}
+	return []string{NameRandom, NameRoundRobin, NameWeightedRoundRobin, NameLeastActive, NameP2C, NameConsistentHash, NameConsistentHashBounded}
 }
