@@ -704,3 +704,68 @@ func (p *boundPicker) Pick(info *balance.Info) int {
 	}
 	return i
 }
+
+// A provider that reports itself not serving (Server.SetServing) gets no
+// new calls once its consumers hear it from the registry, within 1 s; and
+// calls come back when it serves again.
+func TestNotServingProviderGetsNoCalls(t *testing.T) {
+	checkLeaks(t)
+	reg := registry.NewMemory()
+	defer reg.Close()
+	var srvs []*rt.Server
+	var impls []*testImpl
+	for range 2 {
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, impl := rt.NewServer(rt.WithRegistry(reg.Conn())), newTestImpl()
+		srv.RegisterService(&testDesc, impl)
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(context.Background(), lis) }()
+		defer func() { srv.Close(); <-done }()
+		<-srv.Ready()
+		srvs, impls = append(srvs, srv), append(impls, impl)
+	}
+	cli, err := rt.NewClient(rt.WithRegistry(reg.Conn()), rt.WithBalancer(balance.NewRoundRobin(balance.Options{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	calls := func(n int) {
+		for range n {
+			if _, err := call(ctxT(t), cli, &testDesc, 0, "x"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	calls(10)
+	notServing := func(want bool) func() bool {
+		return func() bool {
+			for _, p := range cli.Providers(&testDesc) {
+				if p.NotServing {
+					return want
+				}
+			}
+			return !want
+		}
+	}
+	srvs[0].SetServing(false)
+	start := time.Now()
+	waitUntil(t, notServing(true))
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("the consumer heard of NOT_SERVING after %v, want within 1 s", d)
+	}
+	before := impls[0].calls.Load()
+	calls(20)
+	if got := impls[0].calls.Load() - before; got != 0 {
+		t.Fatalf("the NOT_SERVING provider got %d new calls", got)
+	}
+	srvs[0].SetServing(true)
+	waitUntil(t, notServing(false))
+	before = impls[0].calls.Load()
+	calls(20)
+	if impls[0].calls.Load() == before {
+		t.Fatal("the provider serves again but gets no calls")
+	}
+}

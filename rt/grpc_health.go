@@ -194,14 +194,30 @@ func (h *health) lookup(id uint32) (*serviceEntry, *methodEntry) {
 // NOT_SERVING (false), e.g. while a dependency is down. Load balancers and
 // orchestrators that check grpc.health.v1.Health stop sending calls; the
 // server still answers the calls that come.
+//
+// The server's registry entries say so too (registry.Endpoint.NotServing),
+// so that consumers stop routing new calls to it as soon as the registry
+// tells them (within the registry's propagation time: moments on
+// ZooKeeper or the in-memory registry).
 func (s *Server) SetServing(serving bool) {
 	h := &s.health
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.off != !serving {
+	changed := h.off != !serving
+	if changed {
 		h.off = !serving
 		h.notifyLocked()
 	}
+	h.mu.Unlock()
+	if changed {
+		s.reregister(!serving)
+	}
+}
+
+// notServing reports whether SetServing(false) is in force.
+func (h *health) notServing() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.off
 }
 
 // stopping records that Shutdown began.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -365,7 +366,8 @@ func (s *Server) announce(ctx context.Context, lis net.Listener) error {
 	now := s.o.clock.Now()
 	for _, se := range s.services {
 		e := registry.Endpoint{Key: se.key, Role: registry.Provider, Addr: addr, Weight: s.o.weight, App: s.o.app, Tags: s.o.tags, StartTime: now,
-			TLS: s.o.tls != nil && !s.o.plaintextOK, Token: s.token, Methods: se.methodNames(), Protocols: s.protocols()}
+			TLS: s.o.tls != nil && !s.o.plaintextOK, Token: s.token, Methods: se.methodNames(), Protocols: s.protocols(),
+			NotServing: s.health.notServing()}
 		if err := reg.Register(ctx, e); err != nil {
 			return fmt.Errorf("rt: register %s at %s: %w", se.key, addr, err)
 		}
@@ -515,6 +517,23 @@ func (s *Server) closeWrites(ctx context.Context) {
 			return
 		case <-ctx.Done():
 			return
+		}
+	}
+}
+
+// reregister updates the server's registry entries with notServing.
+func (s *Server) reregister(notServing bool) {
+	s.mu.Lock()
+	for i := range s.endpoints {
+		s.endpoints[i].NotServing = notServing
+	}
+	eps := slices.Clone(s.endpoints)
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), closeDeregisterTimeout)
+	defer cancel()
+	for _, e := range eps {
+		if err := s.o.registry.Register(ctx, e); err != nil {
+			s.o.logger.Warn("rt: updating the registry entry failed", "key", e.Key.String(), "addr", e.Addr, "err", err)
 		}
 	}
 }

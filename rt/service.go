@@ -143,7 +143,7 @@ func (st *svcState) rebuild(now time.Time) {
 	for _, p := range snap.Providers {
 		seen[p.Addr] = true
 		ic := snap.Config.Instances[p.Addr]
-		if ic.Draining {
+		if ic.Draining || p.NotServing {
 			v.draining++
 			if o.debug {
 				o.logger.Debug("rt: provider excluded: draining", "key", st.keyName, "addr", p.Addr)
@@ -355,11 +355,12 @@ func (v *svcView) mock(i int, m *MethodDesc, now time.Time) MockPolicy {
 
 // ProviderStatus is what a client knows about one provider of a service.
 type ProviderStatus struct {
-	Addr     string
-	Weight   int    // effective weight (config override included)
-	Draining bool   // excluded by governance config
-	Breaker  string // "closed", "open" or "half-open"; "" for draining providers
-	Active   int64  // calls in flight from this client
+	Addr       string
+	Weight     int    // effective weight (config override included)
+	Draining   bool   // excluded by governance config
+	NotServing bool   // excluded: the provider reports itself not serving (Server.SetServing)
+	Breaker    string // "closed", "open" or "half-open"; "" for draining providers
+	Active     int64  // calls in flight from this client
 }
 
 // Providers returns the providers of sd that the client knows, sorted by
@@ -375,8 +376,8 @@ func (c *Client) Providers(sd *ServiceDesc) []ProviderStatus {
 	defer st.mu.Unlock()
 	out := make([]ProviderStatus, 0, len(st.snap.Providers))
 	for _, p := range st.snap.Providers {
-		ps := ProviderStatus{Addr: p.Addr, Weight: p.Weight, Draining: st.snap.Config.Instances[p.Addr].Draining}
-		if ep := st.eps[p.Addr]; ep != nil && !ps.Draining {
+		ps := ProviderStatus{Addr: p.Addr, Weight: p.Weight, Draining: st.snap.Config.Instances[p.Addr].Draining, NotServing: p.NotServing}
+		if ep := st.eps[p.Addr]; ep != nil && !ps.Draining && !ps.NotServing {
 			ps.Weight, ps.Active, ps.Breaker = ep.weight, ep.active.Load(), ep.br.State(now).String()
 		}
 		out = append(out, ps)

@@ -74,6 +74,10 @@ type Endpoint struct {
 	// Protocols names the wire protocols the provider answers on its
 	// address ("yrpc", "grpc"); empty means "yrpc" only.
 	Protocols []string `json:"protocols,omitempty"`
+	// NotServing says the provider reports itself not serving
+	// (grpc.health.v1's NOT_SERVING, e.g. while a dependency is down):
+	// consumers route no new calls to it until it serves again.
+	NotServing bool `json:"not_serving,omitempty"`
 }
 
 // Snapshot is the state of one Key: its live providers and its governance
