@@ -56,6 +56,8 @@ Commands:
   rm SERVICE limit|all                     remove the rate limit, or the whole config
   rm SERVICE mock METHOD                   remove a mock
   rm SERVICE instance ADDR                 remove a provider's overrides (drain, weight)
+  health ADDR [SERVICE] [--timeout D]      ask a provider's grpc.health.v1 service how it is
+                                           (no ZooKeeper needed; exit 0 for SERVING)
 
 Every command that names a SERVICE takes --group G and --version V, and
 prints what it changed (before -> after). Commands that write:
