@@ -6,12 +6,15 @@
 // Usage:
 //
 //	bench run [-quick] [-impls grpc,rpcx,...] [-c 1,64,256] [-n1 40000] [-n 150000] [-repeats 2] [-out results]
-//	bench server -impl NAME [-addr 127.0.0.1:0]
-//	bench client -impl NAME -addr HOST:PORT [-c 1] [-n 1000] [-warmup 0]
+//	bench server -impl NAME [-addr 127.0.0.1:0] [-certs DIR]
+//	bench client -impl NAME -addr HOST:PORT [-c 1] [-n 1000] [-warmup 0] [-certs DIR]
 //	bench report [-in results/results.json] [-out results]
+//	bench certs DIR
 //
 // "bench run" starts a server and a client process per measurement itself;
 // "server" and "client" are those processes; "report" renders the tables
-// and the chart again from a results.json. run.sh builds the binary (with
+// and the chart again from a results.json; "certs" writes a set of
+// certificates for the TLS implementations (yrpc-tls, grpc-tls), which
+// "bench run" makes by itself for each run. run.sh builds the binary (with
 // yrpc when it compiles) and runs everything.
 package main

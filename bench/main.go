@@ -9,6 +9,7 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 
+	"github.com/yrpc/yrpc/bench/internal/certs"
 	"github.com/yrpc/yrpc/bench/internal/runner"
 )
 
@@ -24,7 +25,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bench run|server|client|report [flags] (see go doc)")
+		return fmt.Errorf("usage: bench run|server|client|report|certs [flags] (see go doc)")
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "run":
@@ -37,8 +38,16 @@ func run(ctx context.Context, args []string) error {
 		return runner.Client(ctx, rest, os.Stdin, os.Stdout)
 	case "report":
 		return runner.Report(rest, os.Stdout)
+	case "certs":
+		if len(rest) != 1 {
+			return fmt.Errorf("usage: bench certs DIR")
+		}
+		if err := os.MkdirAll(rest[0], 0o700); err != nil {
+			return err
+		}
+		return certs.Generate(rest[0])
 	default:
-		return fmt.Errorf("unknown command %q; want run, server, client or report", cmd)
+		return fmt.Errorf("unknown command %q; want run, server, client, report or certs", cmd)
 	}
 }
 

@@ -10,5 +10,6 @@
 // same bytes with no framework: a TCP ping-pong with a connection per
 // worker (the round-trip floor) and a pipelined echo on one connection
 // (the throughput ceiling). The yrpc adapter is built only with the "yrpc"
-// build tag.
+// build tag. yrpc-tls and grpc-tls are yrpc and gRPC over mutual TLS, with
+// the configs that the runner gives them (package certs).
 package impl

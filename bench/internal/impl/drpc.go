@@ -2,6 +2,7 @@ package impl
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 
 	"storj.io/drpc/drpcconn"
@@ -28,7 +29,7 @@ func (drpcHello) Say(_ context.Context, req *benchpb.BenchmarkMessage) (*benchpb
 	return workload.Answer(req), nil
 }
 
-func serveDRPC(ctx context.Context, lis net.Listener) error {
+func serveDRPC(ctx context.Context, lis net.Listener, _ *tls.Config) error {
 	mux := drpcmux.New()
 	if err := benchpb.DRPCRegisterHello(mux, drpcHello{}); err != nil {
 		return err
@@ -45,7 +46,7 @@ type drpcClient struct {
 	reqs  []*benchpb.BenchmarkMessage
 }
 
-func dialDRPC(ctx context.Context, addr string, c int) (harness.Client, error) {
+func dialDRPC(ctx context.Context, addr string, c int, _ *tls.Config) (harness.Client, error) {
 	d := &drpcClient{reqs: requests(c)}
 	var dialer net.Dialer
 	for range len(d.reqs) {

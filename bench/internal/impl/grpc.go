@@ -2,9 +2,11 @@ package impl
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/yrpc/yrpc/bench/benchpb"
@@ -29,8 +31,24 @@ func (grpcHello) Say(_ context.Context, req *benchpb.BenchmarkMessage) (*benchpb
 	return workload.Answer(req), nil
 }
 
-func serveGRPC(ctx context.Context, lis net.Listener) error {
-	s := grpc.NewServer()
+// grpcTLSImpl is gRPC over TLS: the transport credentials of
+// credentials.NewTLS (which adds the "h2" ALPN protocol).
+func grpcTLSImpl() *Impl {
+	return &Impl{
+		Name:  "grpc-tls",
+		Label: "gRPC-Go " + moduleVersion("google.golang.org/grpc") + " + TLS",
+		TLS:   true,
+		Serve: serveGRPC,
+		Dial:  dialGRPC,
+	}
+}
+
+func serveGRPC(ctx context.Context, lis net.Listener, cfg *tls.Config) error {
+	var opts []grpc.ServerOption
+	if cfg != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
+	}
+	s := grpc.NewServer(opts...)
 	benchpb.RegisterHelloServer(s, grpcHello{})
 	return serveUntil(ctx, func() error { return s.Serve(lis) }, s.Stop)
 }
@@ -41,8 +59,12 @@ type grpcClient struct {
 	reqs []*benchpb.BenchmarkMessage
 }
 
-func dialGRPC(_ context.Context, addr string, c int) (harness.Client, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func dialGRPC(_ context.Context, addr string, c int, cfg *tls.Config) (harness.Client, error) {
+	creds := insecure.NewCredentials()
+	if cfg != nil {
+		creds = credentials.NewTLS(cfg)
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return nil, err
 	}

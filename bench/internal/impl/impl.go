@@ -2,6 +2,7 @@ package impl
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"slices"
@@ -19,20 +20,27 @@ type Impl struct {
 	// Ref marks a reference line (no framework), which ratios to "the best
 	// peer" leave out.
 	Ref bool
+	// TLS marks an implementation that runs over mutual TLS: Serve and
+	// Dial are given the run's TLS configs (package certs); the others get
+	// nil and ignore it.
+	TLS bool
 	// Serve serves the workload on lis until ctx ends, then stops, closes
 	// lis and returns nil (or the error that stopped it earlier).
-	Serve func(ctx context.Context, lis net.Listener) error
+	Serve func(ctx context.Context, lis net.Listener, cfg *tls.Config) error
 	// Dial connects to addr for c concurrent workers.
-	Dial func(ctx context.Context, addr string, c int) (harness.Client, error)
+	Dial func(ctx context.Context, addr string, c int, cfg *tls.Config) (harness.Client, error)
 }
 
 // All returns every implementation compiled in, in report order: yrpc (when
-// built with the "yrpc" tag), the peers, then the reference lines.
+// built with the "yrpc" tag), the peers, the reference lines, then the TLS
+// variants (yrpc-tls, grpc-tls).
 func All() []*Impl {
 	var all []*Impl
-	all = append(all, extra()...)
+	plain, secure := extra()
+	all = append(all, plain...)
 	all = append(all, grpcImpl(), rpcxImpl(), netrpcImpl(), drpcImpl(), pingPongImpl(), pipelineImpl())
-	return all
+	all = append(all, secure...)
+	return append(all, grpcTLSImpl())
 }
 
 // Names returns the names of All, in order.

@@ -4,27 +4,90 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/yrpc/yrpc/bench/internal/certs"
 	"github.com/yrpc/yrpc/bench/internal/harness"
 )
 
 // TestImpls serves every implementation on loopback and drives a short
-// load through its client, twice as many calls as workers.
+// load through its client, twice as many calls as workers; the TLS ones
+// with a set of certificates made for the test.
 func TestImpls(t *testing.T) {
+	dir := t.TempDir()
+	if err := certs.Generate(dir); err != nil {
+		t.Fatal(err)
+	}
+	set, err := certs.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, im := range All() {
 		t.Run(im.Name, func(t *testing.T) {
 			for _, c := range []int{1, 4} {
-				runImpl(t, im, c, 64)
+				runImpl(t, im, c, 64, set)
 			}
 		})
 	}
 }
 
-func runImpl(t *testing.T, im *Impl, c, n int) {
+// TestTLSImpls checks that the TLS implementations are the expected ones
+// and really serve TLS: their plaintext client is refused.
+func TestTLSImpls(t *testing.T) {
+	dir := t.TempDir()
+	if err := certs.Generate(dir); err != nil {
+		t.Fatal(err)
+	}
+	set, err := certs.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, im := range All() {
+		if !im.TLS {
+			continue
+		}
+		names = append(names, im.Name)
+		t.Run(im.Name, func(t *testing.T) {
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			sctx, stop := context.WithCancel(ctx)
+			served := make(chan error, 1)
+			go func() { served <- im.Serve(sctx, lis, set.Server()) }()
+			defer func() { stop(); <-served }()
+			cl, err := im.Dial(ctx, lis.Addr().String(), 1, nil)
+			if err != nil {
+				return // refused at once
+			}
+			defer cl.Close()
+			if ph := harness.Run(ctx, cl, 1, 2); ph.Errors != 2 {
+				t.Fatalf("a plaintext client made %d of 2 calls fail, want 2", ph.Errors)
+			}
+		})
+	}
+	want := []string{"grpc-tls"}
+	if Has("yrpc") {
+		want = []string{"yrpc-tls", "grpc-tls"}
+	}
+	if !slices.Equal(names, want) {
+		t.Fatalf("TLS implementations %q, want %q", names, want)
+	}
+}
+
+func runImpl(t *testing.T, im *Impl, c, n int, set *certs.Set) {
 	t.Helper()
+	var srvCfg, cliCfg *tls.Config
+	if im.TLS {
+		srvCfg, cliCfg = set.Server(), set.Client()
+	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -33,9 +96,9 @@ func runImpl(t *testing.T, im *Impl, c, n int) {
 	defer cancel()
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- im.Serve(sctx, lis) }()
+	go func() { served <- im.Serve(sctx, lis, srvCfg) }()
 
-	cl, err := im.Dial(ctx, lis.Addr().String(), c)
+	cl, err := im.Dial(ctx, lis.Addr().String(), c, cliCfg)
 	if err != nil {
 		stop()
 		t.Fatalf("dial: %v", err)

@@ -2,6 +2,7 @@ package impl
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/rpc"
 	"runtime"
@@ -31,7 +32,7 @@ func (NetRPCHello) Say(req, reply *benchpb.BenchmarkMessage) error {
 	return nil
 }
 
-func serveNetRPC(ctx context.Context, lis net.Listener) error {
+func serveNetRPC(ctx context.Context, lis net.Listener, _ *tls.Config) error {
 	s := rpc.NewServer()
 	if err := s.RegisterName("Hello", NetRPCHello{}); err != nil {
 		return err
@@ -45,7 +46,7 @@ type netrpcClient struct {
 	reqs []*benchpb.BenchmarkMessage
 }
 
-func dialNetRPC(_ context.Context, addr string, c int) (harness.Client, error) {
+func dialNetRPC(_ context.Context, addr string, c int, _ *tls.Config) (harness.Client, error) {
 	cl, err := rpc.Dial("tcp", addr)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -87,7 +88,7 @@ func readFrame(r io.Reader, buf []byte) ([]byte, error) {
 
 // serveEcho answers every request frame with the reply frame, flushing
 // only when no more input is buffered.
-func serveEcho(ctx context.Context, lis net.Listener) error {
+func serveEcho(ctx context.Context, lis net.Listener, _ *tls.Config) error {
 	reqFrame, replyFrame := rawPayloads()
 	want := reqFrame[frameHeader:]
 	return serveTCP(ctx, lis, func(conn net.Conn) {
@@ -169,7 +170,7 @@ type pingPong struct {
 	want     []byte
 }
 
-func dialPingPong(ctx context.Context, addr string, c int) (harness.Client, error) {
+func dialPingPong(ctx context.Context, addr string, c int, _ *tls.Config) (harness.Client, error) {
 	reqFrame, replyFrame := rawPayloads()
 	pp := &pingPong{reqFrame: reqFrame, want: replyFrame[frameHeader:]}
 	var dialer net.Dialer
@@ -212,7 +213,7 @@ type pipeline struct {
 	want     []byte
 }
 
-func dialPipeline(ctx context.Context, addr string, _ int) (harness.Client, error) {
+func dialPipeline(ctx context.Context, addr string, _ int, _ *tls.Config) (harness.Client, error) {
 	reqFrame, replyFrame := rawPayloads()
 	var dialer net.Dialer
 	conn, err := dialer.DialContext(ctx, "tcp", addr)

@@ -2,6 +2,7 @@ package impl
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 
 	"github.com/smallnest/rpcx/client"
@@ -32,7 +33,7 @@ func (RPCXHello) Say(_ context.Context, req, reply *benchpb.BenchmarkMessage) er
 	return nil
 }
 
-func serveRPCX(ctx context.Context, lis net.Listener) error {
+func serveRPCX(ctx context.Context, lis net.Listener, _ *tls.Config) error {
 	s := server.NewServer()
 	if err := s.RegisterName("Hello", RPCXHello{}, ""); err != nil {
 		return err
@@ -45,7 +46,7 @@ type rpcxClient struct {
 	reqs []*benchpb.BenchmarkMessage
 }
 
-func dialRPCX(_ context.Context, addr string, c int) (harness.Client, error) {
+func dialRPCX(_ context.Context, addr string, c int, _ *tls.Config) (harness.Client, error) {
 	d, err := client.NewPeer2PeerDiscovery("tcp@"+addr, "")
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ package impl
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -16,16 +17,12 @@ import (
 	"github.com/yrpc/yrpc/bench/internal/workload"
 )
 
-// extra returns the yrpc adapter, built with the "yrpc" tag.
-func extra() []*Impl { return []*Impl{yrpcImpl()} }
-
-func yrpcImpl() *Impl {
-	return &Impl{
-		Name:  "yrpc",
-		Label: "yrpc " + moduleVersion("github.com/yrpc/yrpc"),
-		Serve: serveYRPC,
-		Dial:  dialYRPC,
-	}
+// extra returns the yrpc adapters, built with the "yrpc" tag: plaintext,
+// and over TLS (rt.WithTLS on both sides).
+func extra() (plain, secure []*Impl) {
+	label := "yrpc " + moduleVersion("github.com/yrpc/yrpc")
+	return []*Impl{{Name: "yrpc", Label: label, Serve: serveYRPC, Dial: dialYRPC}},
+		[]*Impl{{Name: "yrpc-tls", Label: label + " + TLS", TLS: true, Serve: serveYRPC, Dial: dialYRPC}}
 }
 
 type yrpcHello struct {
@@ -41,8 +38,12 @@ func (yrpcHello) Say(_ context.Context, req *hellorpc.BenchmarkMessage) (*hellor
 // yrpcShutdown bounds the graceful shutdown once the harness is done.
 const yrpcShutdown = 5 * time.Second
 
-func serveYRPC(ctx context.Context, lis net.Listener) error {
-	srv := rt.NewServer()
+func serveYRPC(ctx context.Context, lis net.Listener, cfg *tls.Config) error {
+	var opts []rt.ServerOption
+	if cfg != nil {
+		opts = append(opts, rt.WithTLS(cfg))
+	}
+	srv := rt.NewServer(opts...)
 	hellorpc.RegisterHello(srv, yrpcHello{})
 	return serveUntil(ctx, func() error { return srv.Serve(context.WithoutCancel(ctx), lis) }, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), yrpcShutdown)
@@ -59,8 +60,12 @@ type yrpcClient struct {
 	reqs []*hellorpc.BenchmarkMessage
 }
 
-func dialYRPC(_ context.Context, addr string, c int) (harness.Client, error) {
-	cli, err := rt.NewClient(rt.WithAddrs(addr))
+func dialYRPC(_ context.Context, addr string, c int, cfg *tls.Config) (harness.Client, error) {
+	opts := []rt.ClientOption{rt.WithAddrs(addr)}
+	if cfg != nil {
+		opts = append(opts, rt.WithTLS(cfg))
+	}
+	cli, err := rt.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}

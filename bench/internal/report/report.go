@@ -43,6 +43,7 @@ type Result struct {
 	Impl         string  `json:"impl"`
 	Label        string  `json:"label"`
 	Ref          bool    `json:"ref,omitempty"`
+	TLS          bool    `json:"tls,omitempty"` // over mutual TLS (yrpc-tls, grpc-tls)
 	C            int     `json:"c"`
 	Repeat       int     `json:"repeat"`
 	Calls        int     `json:"calls"`
@@ -114,7 +115,7 @@ func Summarize(results []Result, impls []string) []Result {
 	out := make([]Result, 0, len(keys))
 	for _, k := range keys {
 		g := groups[k]
-		s := Result{Impl: k.impl, Label: g[0].Label, Ref: g[0].Ref, C: k.c, Repeat: len(g)}
+		s := Result{Impl: k.impl, Label: g[0].Label, Ref: g[0].Ref, TLS: g[0].TLS, C: k.c, Repeat: len(g)}
 		med := func(f func(Result) float64) float64 {
 			v := make([]float64, len(g))
 			for i, r := range g {

@@ -106,6 +106,32 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+// TestCompareTLS: TLS rows are compared among themselves, never with the
+// plaintext ones, and yrpc-tls with yrpc.
+func TestCompareTLS(t *testing.T) {
+	row := func(impl string, tls bool, cps, p50, p99, cliCPU, srvCPU float64) Result {
+		return Result{Impl: impl, TLS: tls, C: 64, CallsPerSec: cps, P50: p50, P99: p99, ClientCPU: cliCPU, ServerCPU: srvCPU}
+	}
+	sum := []Result{
+		row("yrpc", false, 60000, 900, 3000, 14, 12),
+		row("grpc", false, 20000, 3000, 9000, 40, 35),
+		row("yrpc-tls", true, 51000, 1000, 3300, 16.5, 14),
+		row("grpc-tls", true, 17000, 3500, 9900, 45, 40),
+	}
+	want := []string{
+		"c=64: yrpc 60,000 calls/s = 3.00× the best peer (grpc, 20,000 calls/s); p50 0.30×, p99 0.33×",
+		"c=64: yrpc-tls 51,000 calls/s = 3.00× the best TLS peer (grpc-tls, 17,000 calls/s); p50 0.29×, p99 0.33×",
+		"c=64: yrpc with TLS vs without: calls/s 0.85×, p50 1.11× (1,000 vs 900 µs), p99 1.10×; CPU µs per call: client 14.0 → 16.5, server 12.0 → 14.0",
+	}
+	if diff := cmp.Diff(want, Compare(sum)); diff != "" {
+		t.Errorf("Compare (-want +got):\n%s", diff)
+	}
+	got := Compare(sum[1:]) // no plaintext yrpc: no TLS cost line
+	if len(got) != 2 || !strings.Contains(got[0], "yrpc not measured; best peer grpc 20,000") {
+		t.Errorf("Compare without yrpc = %q", got)
+	}
+}
+
 func TestWriters(t *testing.T) {
 	f := sample()
 	tests := []struct {

@@ -4,13 +4,19 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 )
 
-// YRPC is the name of the implementation the comparisons are about.
-const YRPC = "yrpc"
+// YRPC is the name of the implementation the comparisons are about, and
+// YRPCTLS its variant over TLS, compared with the other TLS rows and with
+// YRPC.
+const (
+	YRPC    = "yrpc"
+	YRPCTLS = "yrpc-tls"
+)
 
 var columns = []string{"impl", "c", "calls/s", "p50 µs", "p99 µs", "p99.9 µs",
 	"cli allocs", "cli B", "srv allocs", "srv B", "cli CPU µs", "srv CPU µs", "errors"}
@@ -40,6 +46,9 @@ func Header(f *File) []string {
 	}
 	if !s.YRPC {
 		lines = append(lines, "yrpc: not included (the module did not build with -tags yrpc)")
+	}
+	if slices.ContainsFunc(f.Summary, func(r Result) bool { return r.TLS }) {
+		lines = append(lines, "tls: the -tls rows run over mutual TLS 1.3 (ECDSA P-256 certificates made for the run), the others in plaintext")
 	}
 	if s.Quick {
 		lines = append(lines, "QUICK smoke run: too few calls for the figures to mean anything")
@@ -88,41 +97,85 @@ func WriteMarkdown(w io.Writer, f *File) error {
 }
 
 // Compare returns, for each c, yrpc's calls/s and latency against the best
-// peer (reference lines left out) and against each reference line.
+// peer (reference lines left out) and against each reference line; then,
+// when TLS rows were measured, yrpc-tls against the best TLS peer, and
+// what TLS costs yrpc (yrpc-tls against yrpc, with CPU per call).
 func Compare(sum []Result) []string {
 	var lines []string
 	for _, c := range concs(sum) {
-		var y, best *Result
-		var refs []*Result
-		for i := range sum {
-			r := &sum[i]
+		var plain, secure []Result
+		for _, r := range sum {
 			switch {
 			case r.C != c:
-			case r.Impl == YRPC:
-				y = r
-			case r.Ref:
-				refs = append(refs, r)
-			case best == nil || r.CallsPerSec > best.CallsPerSec:
-				best = r
+			case r.TLS:
+				secure = append(secure, r)
+			default:
+				plain = append(plain, r)
 			}
 		}
-		switch {
-		case y == nil && best == nil:
-			continue
-		case y == nil:
-			lines = append(lines, fmt.Sprintf("c=%d: yrpc not measured; best peer %s %s calls/s", c, best.Impl, Thousands(best.CallsPerSec)))
-			continue
-		case best != nil:
-			lines = append(lines, fmt.Sprintf("c=%d: yrpc %s calls/s = %s the best peer (%s, %s calls/s); p50 %s, p99 %s",
-				c, Thousands(y.CallsPerSec), ratio(y.CallsPerSec, best.CallsPerSec), best.Impl, Thousands(best.CallsPerSec),
-				ratio(y.P50, best.P50), ratio(y.P99, best.P99)))
-		}
-		for _, r := range refs {
-			lines = append(lines, fmt.Sprintf("c=%d: yrpc vs %s: calls/s %s, p50 %s (%s vs %s µs)",
-				c, r.Impl, ratio(y.CallsPerSec, r.CallsPerSec), ratio(y.P50, r.P50), micros(y.P50), micros(r.P50)))
+		lines = append(lines, compareWith(c, YRPC, "peer", plain)...)
+		lines = append(lines, compareWith(c, YRPCTLS, "TLS peer", secure)...)
+		y, yt := find(plain, YRPC), find(secure, YRPCTLS)
+		if y != nil && yt != nil {
+			lines = append(lines, fmt.Sprintf("c=%d: yrpc with TLS vs without: calls/s %s, p50 %s (%s vs %s µs), p99 %s; CPU µs per call: client %s → %s, server %s → %s",
+				c, ratio(yt.CallsPerSec, y.CallsPerSec), ratio(yt.P50, y.P50), micros(yt.P50), micros(y.P50), ratio(yt.P99, y.P99),
+				cpu(y.ClientCPU), cpu(yt.ClientCPU), cpu(y.ServerCPU), cpu(yt.ServerCPU)))
 		}
 	}
 	return lines
+}
+
+// compareWith compares the row named name of rows, all of concurrency c,
+// with the best other row that is not a reference line ("the best
+// <kind>"), and with each reference line.
+func compareWith(c int, name, kind string, rows []Result) []string {
+	var y, best *Result
+	var refs []*Result
+	for i := range rows {
+		r := &rows[i]
+		switch {
+		case r.Impl == name:
+			y = r
+		case r.Ref:
+			refs = append(refs, r)
+		case best == nil || r.CallsPerSec > best.CallsPerSec:
+			best = r
+		}
+	}
+	var lines []string
+	switch {
+	case y == nil && best == nil:
+		return nil
+	case y == nil:
+		return []string{fmt.Sprintf("c=%d: %s not measured; best %s %s %s calls/s", c, name, kind, best.Impl, Thousands(best.CallsPerSec))}
+	case best != nil:
+		lines = append(lines, fmt.Sprintf("c=%d: %s %s calls/s = %s the best %s (%s, %s calls/s); p50 %s, p99 %s",
+			c, name, Thousands(y.CallsPerSec), ratio(y.CallsPerSec, best.CallsPerSec), kind, best.Impl, Thousands(best.CallsPerSec),
+			ratio(y.P50, best.P50), ratio(y.P99, best.P99)))
+	}
+	for _, r := range refs {
+		lines = append(lines, fmt.Sprintf("c=%d: %s vs %s: calls/s %s, p50 %s (%s vs %s µs)",
+			c, name, r.Impl, ratio(y.CallsPerSec, r.CallsPerSec), ratio(y.P50, r.P50), micros(y.P50), micros(r.P50)))
+	}
+	return lines
+}
+
+// find returns the row named impl, or nil.
+func find(rows []Result, impl string) *Result {
+	for i := range rows {
+		if rows[i].Impl == impl {
+			return &rows[i]
+		}
+	}
+	return nil
+}
+
+// cpu formats a CPU time per call in µs; "?" when unknown (0).
+func cpu(us float64) string {
+	if us == 0 {
+		return "?"
+	}
+	return strconv.FormatFloat(us, 'f', 1, 64)
 }
 
 // concs returns the distinct concurrencies of sum in order of appearance.

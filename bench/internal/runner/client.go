@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yrpc/yrpc/bench/internal/certs"
 	"github.com/yrpc/yrpc/bench/internal/harness"
 	"github.com/yrpc/yrpc/bench/internal/impl"
 )
@@ -40,6 +41,7 @@ func Client(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 	n := fs.Int("n", 1000, "counted calls")
 	warm := fs.Int("warmup", 0, "warm-up calls before the counted ones")
 	wait := fs.Bool("wait", true, `wait for "go" on stdin before the counted calls`)
+	certDir := fs.String("certs", "", "directory of the run's certificates, for TLS implementations (bench run makes it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -47,10 +49,14 @@ func Client(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 	if err != nil {
 		return err
 	}
+	cfg, err := tlsConfig(im, *certDir, (*certs.Set).Client)
+	if err != nil {
+		return err
+	}
 	if *c < 1 || *n < 1 || *warm < 0 {
 		return fmt.Errorf("runner: need c >= 1, n >= 1, warmup >= 0")
 	}
-	cl, err := im.Dial(ctx, *addr, *c)
+	cl, err := im.Dial(ctx, *addr, *c, cfg)
 	if err != nil {
 		return fmt.Errorf("runner: %s dial %s: %w", im.Name, *addr, err)
 	}

@@ -12,10 +12,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/yrpc/yrpc/bench/internal/certs"
 	"github.com/yrpc/yrpc/bench/internal/impl"
 	"github.com/yrpc/yrpc/bench/internal/report"
 )
@@ -33,6 +35,7 @@ type runConfig struct {
 	bin     string
 	timeout time.Duration
 	quick   bool
+	certs   string // the run's certificates, when an implementation runs over TLS
 }
 
 func parseRun(args []string) (*runConfig, error) {
@@ -132,6 +135,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if slices.ContainsFunc(cfg.impls, func(e entry) bool { return e.im.TLS }) {
+		dir, err := os.MkdirTemp("", "bench-certs-")
+		if err != nil {
+			return fmt.Errorf("runner: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		if err := certs.Generate(dir); err != nil {
+			return err
+		}
+		cfg.certs = dir
+	}
 	f := &report.File{
 		Machine: machine(),
 		Started: time.Now().UTC(),
@@ -220,7 +234,7 @@ func output(dir string, f *report.File, stdout io.Writer) error {
 // measure runs one implementation at concurrency c in a fresh server and
 // client process. A failure to measure counts every call as an error.
 func measure(ctx context.Context, cfg *runConfig, e entry, c, n, repeat int) report.Result {
-	r := report.Result{Impl: e.name, Label: e.im.Label, Ref: e.im.Ref, C: c, Repeat: repeat, Calls: n}
+	r := report.Result{Impl: e.name, Label: e.im.Label, Ref: e.im.Ref, TLS: e.im.TLS, C: c, Repeat: repeat, Calls: n}
 	if err := measureInto(ctx, cfg, e, c, n, &r); err != nil {
 		r.Errors = n
 		r.FirstError = err.Error()
@@ -235,7 +249,11 @@ func measureInto(ctx context.Context, cfg *runConfig, e entry, c, n int, r *repo
 	defer cancel()
 	env := append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(cfg.procs))
 
-	srv, err := startProc(ctx, e.bin, env, "server", "-impl", name)
+	var tlsArgs []string
+	if im.TLS {
+		tlsArgs = []string{"-certs", cfg.certs}
+	}
+	srv, err := startProc(ctx, e.bin, env, append([]string{"server", "-impl", name}, tlsArgs...)...)
 	if err != nil {
 		return err
 	}
@@ -245,8 +263,8 @@ func measureInto(ctx context.Context, cfg *runConfig, e entry, c, n int, r *repo
 		return err
 	}
 	warm := int(math.Ceil(float64(n) * cfg.warmup))
-	cli, err := startProc(ctx, e.bin, env, "client", "-impl", name, "-addr", addr,
-		"-c", strconv.Itoa(c), "-n", strconv.Itoa(n), "-warmup", strconv.Itoa(warm))
+	cli, err := startProc(ctx, e.bin, env, append([]string{"client", "-impl", name, "-addr", addr,
+		"-c", strconv.Itoa(c), "-n", strconv.Itoa(n), "-warmup", strconv.Itoa(warm)}, tlsArgs...)...)
 	if err != nil {
 		return err
 	}

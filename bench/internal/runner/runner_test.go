@@ -146,7 +146,8 @@ func TestServerClient(t *testing.T) {
 }
 
 // TestRun runs "bench run" end to end with this test binary as the server
-// and client processes.
+// and client processes, a TLS implementation among them (with the
+// certificates the run makes).
 func TestRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -158,7 +159,7 @@ func TestRun(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var stdout, stderr strings.Builder
-	args := []string{"-bin", exe, "-impls", "tcp-pingpong,netrpc", "-c", "1,4", "-n1", "40", "-n", "80",
+	args := []string{"-bin", exe, "-impls", "tcp-pingpong,netrpc,grpc-tls", "-c", "1,4", "-n1", "40", "-n", "80",
 		"-repeats", "2", "-out", dir, "-timeout", "1m"}
 	if err := Run(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
@@ -171,11 +172,11 @@ func TestRun(t *testing.T) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Results) != 8 || len(f.Summary) != 4 {
-		t.Fatalf("%d results, %d summary rows; want 8 and 4", len(f.Results), len(f.Summary))
+	if len(f.Results) != 12 || len(f.Summary) != 6 {
+		t.Fatalf("%d results, %d summary rows; want 12 and 6", len(f.Results), len(f.Summary))
 	}
 	for _, r := range f.Results {
-		if r.Errors != 0 || r.CallsPerSec <= 0 || r.ServerAllocs < 0 {
+		if r.Errors != 0 || r.CallsPerSec <= 0 || r.ServerAllocs < 0 || r.TLS != (r.Impl == "grpc-tls") {
 			t.Errorf("result %+v", r)
 		}
 	}
@@ -191,6 +192,11 @@ func TestRun(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("table lacks netrpc:\n%s", stdout.String())
+	}
+	for _, want := range []string{"the -tls rows run over mutual TLS 1.3", "c=4: yrpc-tls not measured; best TLS peer grpc-tls"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
 	}
 }
 

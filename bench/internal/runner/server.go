@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/yrpc/yrpc/bench/internal/certs"
 	"github.com/yrpc/yrpc/bench/internal/impl"
 )
 
@@ -19,10 +21,15 @@ func Server(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	name := fs.String("impl", "", "implementation: "+strings.Join(impl.Names(), ", "))
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	certDir := fs.String("certs", "", "directory of the run's certificates, for TLS implementations (bench run makes it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	im, err := impl.Lookup(*name)
+	if err != nil {
+		return err
+	}
+	cfg, err := tlsConfig(im, *certDir, (*certs.Set).Server)
 	if err != nil {
 		return err
 	}
@@ -33,7 +40,7 @@ func Server(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	served := make(chan error, 1)
-	go func() { served <- im.Serve(ctx, lis) }()
+	go func() { served <- im.Serve(ctx, lis, cfg) }()
 	if err := say(stdout, "addr %s", lis.Addr()); err != nil {
 		cancel()
 		<-served
@@ -76,4 +83,17 @@ func Server(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 			}
 		}
 	}
+}
+
+// tlsConfig loads side's config of the run's certificates in dir for a
+// TLS implementation; nil for the others.
+func tlsConfig(im *impl.Impl, dir string, side func(*certs.Set) *tls.Config) (*tls.Config, error) {
+	if !im.TLS {
+		return nil, nil
+	}
+	s, err := certs.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("runner: %s runs over TLS: %w", im.Name, err)
+	}
+	return side(s), nil
 }
