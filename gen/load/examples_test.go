@@ -245,7 +245,7 @@ func TestUsers(t *testing.T) {
 	}
 	ignore := cmpopts.IgnoreFields(gen.Method{}, "Pos", "Comment")
 	for _, want := range []*gen.Method{
-		{Name: "Get", Kind: gen.MethodUnary, Request: "GetUser", Response: "User", Idempotent: true, Timeout: 300 * time.Millisecond, TryTimeout: 100 * time.Millisecond,
+		{Name: "Get", Kind: gen.MethodUnary, Request: "GetUser", Response: "User", Idempotent: true, Timeout: time.Second, TryTimeout: 300 * time.Millisecond,
 			Retry:   &gen.Retry{Tries: 3, Interval: 50 * time.Millisecond, Backoff: 2, MaxInterval: time.Second, Jitter: 0.2},
 			HashKey: "id"},
 		{Name: "Create", Kind: gen.MethodUnary, Request: "CreateUser", Response: "User", Mock: &gen.Mock{Action: "empty"}},

@@ -260,7 +260,7 @@ func (Users) Methods() []schema.Method {
 	return []schema.Method{
 		rpc.Unary("Get", GetUser.Type, User.Type).
 			Comment("Get returns one user.").
-			Idempotent().Timeout(300*time.Millisecond).TryTimeout(100*time.Millisecond).
+			Idempotent().Timeout(time.Second).TryTimeout(300*time.Millisecond).
 			Retry(3, 50*time.Millisecond).Backoff(2, time.Second).Jitter(0.2).
 			HashKey("id"),
 		rpc.Unary("Create", CreateUser.Type, User.Type).Mock(rpc.ReturnEmpty()),

@@ -125,8 +125,8 @@ var UsersServiceDesc = rt.ServiceDesc{
 			FullName: "users.Users/Get",
 			ID:       0x7650304a,
 			Policy: rt.MethodPolicy{
-				Timeout:    300 * time.Millisecond,
-				TryTimeout: 100 * time.Millisecond,
+				Timeout:    time.Second,
+				TryTimeout: 300 * time.Millisecond,
 				Idempotent: true,
 				Retry: rt.RetryPolicy{
 					Tries:       3,

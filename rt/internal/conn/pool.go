@@ -65,9 +65,9 @@ func (p *Pool) Get(ctx context.Context) (*Conn, error) {
 			}
 		}
 		if now := p.cfg.Now(); now.Before(s.retryAt) {
-			err := s.lastErr
+			err, wait := s.lastErr, s.retryAt.Sub(now)
 			s.mu.Unlock()
-			return nil, &NotSent{errorf(Unavailable, "connect to %s: %v (next try in %v)", p.addr, err, s.retryAt.Sub(now).Round(time.Millisecond))}
+			return nil, &NotSent{errorf(Unavailable, "connect to %s: %v (next try in %v)", p.addr, err, wait.Round(time.Millisecond))}
 		}
 		ch := make(chan struct{})
 		s.dialing = ch
