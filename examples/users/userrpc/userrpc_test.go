@@ -129,7 +129,7 @@ func TestServiceDesc(t *testing.T) {
 		seen[md.ID] = true
 	}
 	get := sd.Methods[sd.MethodIndex(sd.Methods[0].ID)]
-	if get.Name != "Get" || get.Policy.Timeout != 300*time.Millisecond || !get.Policy.Idempotent {
+	if get.Name != "Get" || get.Policy.Timeout != time.Second || get.Policy.TryTimeout != 300*time.Millisecond || !get.Policy.Idempotent {
 		t.Errorf("Get = %+v", get)
 	}
 	if key := string(get.HashKey(&userrpc.GetUser{ID: 42}, []byte("k:"))); key != "k:42" {

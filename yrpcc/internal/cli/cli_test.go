@@ -184,7 +184,7 @@ func TestDescribe(t *testing.T) {
 	}
 	for _, want := range []string{
 		"service Users  group=HK  version=1.2.0  rate-limit=300/s burst 500  breaker=50% of >=20 calls, open 5s  balance=consistent_hash",
-		"idempotent timeout=300ms try-timeout=100ms retry=3 tries every 50ms x2 max 1s ±20% hash-key=id",
+		"idempotent timeout=1s try-timeout=300ms retry=3 tries every 50ms x2 max 1s ±20% hash-key=id",
 		"mock=on-failure empty",
 		`mock=on-failure value {"id":0,"name":"guest"}`,
 		`mock=force fail Unavailable "deletes are disabled"`,
