@@ -42,6 +42,7 @@ func fromSchema(dir string) func(*testing.T) *gen.Spec {
 
 var cases = []generated{
 	{name: "kitchen", dir: "internal/testspecs/kitchenrpc", pkg: "kitchenrpc", spec: fromSpec(testspecs.Kitchen)},
+	{name: "streams", dir: "internal/testspecs/streamsrpc", pkg: "streamsrpc", spec: fromSpec(testspecs.Streams)},
 	{name: "bench", dir: "internal/testspecs/benchrpc", pkg: "benchrpc", spec: fromSpec(testspecs.Bench)},
 	{name: "greeter", dir: "../examples/greeter/greeterrpc", pkg: "greeterrpc", spec: fromSchema("../examples/greeter/schema")},
 	{name: "users", dir: "../examples/users/userrpc", pkg: "userrpc", spec: fromSchema("../examples/users/schema")},
