@@ -82,9 +82,13 @@ func TestDefectFailedSendEndsStream(t *testing.T) {
 	}
 }
 
-type noAnswer struct{ streamsrpc.UnimplementedFeedServer }
+type noAnswer struct {
+	streamsrpc.UnimplementedFeedServer
+}
 
-func (noAnswer) Upload(rt.ClientStreamingServer[streamsrpc.Chunk, streamsrpc.Summary]) error { return nil }
+func (noAnswer) Upload(rt.ClientStreamingServer[streamsrpc.Chunk, streamsrpc.Summary]) error {
+	return nil
+}
 
 // A client-stream handler that returns without SendAndClose gives the
 // client io.EOF from CloseAndRecv, with a nil response; gRPC-Go answers
