@@ -98,6 +98,7 @@ type env struct {
 	cli   *rt.Client
 	feed  *streamsrpc.FeedClient
 	impls []*feed
+	srvs  []*rt.Server
 }
 
 // start serves impls (nil: one feed named "s0"), each on its own loopback
@@ -128,6 +129,7 @@ func start(t *testing.T, impls ...streamsrpc.FeedServer) *env {
 			<-done
 		})
 		addrs = append(addrs, lis.Addr().String())
+		e.srvs = append(e.srvs, srv)
 	}
 	cli, err := rt.NewClient(rt.WithAddrs(addrs...))
 	if err != nil {
@@ -317,6 +319,34 @@ func TestWatchHashKey(t *testing.T) {
 	}
 	if len(used) != 2 {
 		t.Fatalf("20 topics went to %d providers, want both", len(used))
+	}
+}
+
+// Shutdown lets an open stream go on until its context ends, then resets
+// it: the client sees Unavailable after the ticks sent until then.
+func TestWatchShutdown(t *testing.T) {
+	e := start(t)
+	s, err := e.feed.Watch(ctxT(t), &streamsrpc.Topic{Name: "t", Count: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.srvs[0].Shutdown(ctx) }()
+	for range 100 { // the stream goes on while the server drains
+		if _, err := s.Recv(); err != nil {
+			t.Fatalf("Recv during the drain: %v", err)
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Shutdown = %v, want context.Canceled: the stream was still open", err)
+	}
+	if _, err := recvAll(s); rt.CodeOf(err) != rt.Unavailable {
+		t.Fatalf("the stream after the shutdown: %v, want Unavailable", err)
 	}
 }
 
