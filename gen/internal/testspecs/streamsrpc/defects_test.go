@@ -1,7 +1,9 @@
 package streamsrpc_test
 
 import (
+	"io"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +106,35 @@ func TestDefectClientStreamWithoutResponse(t *testing.T) {
 	sum, err := s.CloseAndRecv()
 	if sum != nil || rt.CodeOf(err) != rt.Internal {
 		t.Fatalf("CloseAndRecv = %+v, %v; want Internal", sum, err)
+	}
+}
+
+// down is a provider whose Watch fails at once with Unavailable, before
+// its first response.
+type down struct {
+	streamsrpc.UnimplementedFeedServer
+}
+
+func (down) Watch(*streamsrpc.Topic, rt.ServerStreamingServer[streamsrpc.Tick]) error {
+	return rt.Errorf(rt.Unavailable, "down for maintenance")
+}
+
+// Watch is idempotent with Retry(3, 100ms): a server stream whose
+// provider fails before the first response reaches the caller is retried
+// on another provider (schema/rpc.ServerStream). rt only retries the
+// opening of a stream, while it provably did not reach a provider.
+func TestDefectServerStreamRetriedBeforeFirstResponse(t *testing.T) {
+	runtimeDefect(t, "a server stream is not retried before its first response")
+	e := start(t, down{}, newFeed("up"))
+	ctx := ctxT(t)
+	for i := range 20 { // the topics hash to both providers
+		s, err := e.feed.Watch(ctx, &streamsrpc.Topic{Name: "topic-" + strconv.Itoa(i), Count: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := recvAll(s)
+		if len(got) != 1 || got[0].Text != "up" || err != io.EOF {
+			t.Fatalf("topic-%d: %d ticks, end %v; want the tick of the provider that is up", i, len(got), err)
+		}
 	}
 }
