@@ -55,7 +55,7 @@
 //
 // The golden files of the generated code are the generated packages
 // committed in the repository: the examples' (examples/*/...rpc) and the
-// test specs' (gen/internal/testspecs/kitchenrpc and benchrpc). The golden
-// test fails when the generator's output differs from them, and `go test
-// ./gen -update` rewrites them.
+// test specs' (gen/internal/testspecs/kitchenrpc, benchrpc and
+// streamsrpc). The golden test fails when the generator's output differs
+// from them, and `go test ./gen -update` rewrites them.
 package gen
