@@ -23,24 +23,6 @@ func runtimeDefect(t *testing.T, what string) {
 	}
 }
 
-// MethodPolicy.MaxMessageSize (Upload's is 1 KiB) bounds each message of
-// a stream; rt does not read it, so a 2 KiB chunk goes through.
-func TestDefectMaxMessageSize(t *testing.T) {
-	runtimeDefect(t, "MethodPolicy.MaxMessageSize is not enforced")
-	e := start(t)
-	s, err := e.feed.Upload(ctxT(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = s.Send(&streamsrpc.Chunk{Data: make([]byte, 2<<10)})
-	if err == nil {
-		_, err = s.CloseAndRecv()
-	}
-	if rt.CodeOf(err) != rt.ResourceExhausted {
-		t.Fatalf("a 2 KiB message on a stream limited to 1 KiB: %v, want ResourceExhausted", err)
-	}
-}
-
 // The server validates every request before the handler sees it, as it
 // does for unary calls (Last answers InvalidArgument); stream messages are
 // not validated.

@@ -350,6 +350,25 @@ func TestWatchShutdown(t *testing.T) {
 	}
 }
 
+// The schema's MaxMessageSize (Upload's is 1 KiB) bounds each message of
+// a stream: a 2 KiB chunk is refused with ResourceExhausted. This needs rt
+// at main's 4efd6b9 or later ("streams enforce the method's
+// MaxMessageSize"), which this branch's base predates.
+func TestMaxMessageSize(t *testing.T) {
+	e := start(t)
+	s, err := e.feed.Upload(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Send(&streamsrpc.Chunk{Data: make([]byte, 2<<10)})
+	if err == nil {
+		_, err = s.CloseAndRecv()
+	}
+	if rt.CodeOf(err) != rt.ResourceExhausted {
+		t.Fatalf("a 2 KiB message on a stream limited to 1 KiB: %v, want ResourceExhausted", err)
+	}
+}
+
 // A client stream: the requests, then CloseAndRecv for the one response.
 func TestUpload(t *testing.T) {
 	e := start(t)
