@@ -107,11 +107,15 @@ func (m *model) genStreamCall(f *jen.File, s *svcModel, i int, mm *methodModel) 
 	if mm.hashKey != nil {
 		// The runtime takes a stream's hash key from rt.WithHashKey only:
 		// the request is not known to it when the stream opens. The
-		// caller's options come after it and win.
-		body = append(body, jen.Id("opts").Op("=").Append(
-			jen.Index().Qual(rtPkg, "CallOption").Values(jen.Qual(rtPkg, "WithHashKey").Call(
-				jen.String().Call(jen.Id(s.lower+mm.Name+"HashKey").Call(jen.Id("req"), jen.Nil())))),
-			jen.Id("opts").Op("...")))
+		// caller's options come after it and win. A request without a
+		// key (nil: an unset optional or empty field) goes without one,
+		// as a unary call's does.
+		body = append(body, jen.If(
+			jen.Id("key").Op(":=").Id(s.lower+mm.Name+"HashKey").Call(jen.Id("req"), jen.Nil()),
+			jen.Id("key").Op("!=").Nil(),
+		).Block(jen.Id("opts").Op("=").Append(
+			jen.Index().Qual(rtPkg, "CallOption").Values(jen.Qual(rtPkg, "WithHashKey").Call(jen.String().Call(jen.Id("key")))),
+			jen.Id("opts").Op("..."))))
 	}
 	body = append(body,
 		jen.List(jen.Id("cs"), jen.Err()).Op(":=").Id("c").Dot("c").Dot("NewStream").Call(

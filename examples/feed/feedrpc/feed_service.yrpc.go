@@ -178,7 +178,9 @@ func (c *FeedClient) Publish(ctx context.Context, opts ...rt.CallOption) (rt.Cli
 // responses, then io.EOF once the server ended the stream with success.
 // Cancel ctx or read to the end to release the stream.
 func (c *FeedClient) Subscribe(ctx context.Context, req *Subscription, opts ...rt.CallOption) (rt.ServerStreamingClient[Event], error) {
-	opts = append([]rt.CallOption{rt.WithHashKey(string(feedSubscribeHashKey(req, nil)))}, opts...)
+	if key := feedSubscribeHashKey(req, nil); key != nil {
+		opts = append([]rt.CallOption{rt.WithHashKey(string(key))}, opts...)
+	}
 	cs, err := c.c.NewStream(ctx, &FeedServiceDesc, 1, opts...)
 	if err != nil {
 		return nil, err

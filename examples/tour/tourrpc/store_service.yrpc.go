@@ -229,7 +229,9 @@ func (c *StoreClient) Put(ctx context.Context, req *Entry, opts ...rt.CallOption
 // responses, then io.EOF once the server ended the stream with success.
 // Cancel ctx or read to the end to release the stream.
 func (c *StoreClient) Watch(ctx context.Context, req *Key, opts ...rt.CallOption) (rt.ServerStreamingClient[Entry], error) {
-	opts = append([]rt.CallOption{rt.WithHashKey(string(storeWatchHashKey(req, nil)))}, opts...)
+	if key := storeWatchHashKey(req, nil); key != nil {
+		opts = append([]rt.CallOption{rt.WithHashKey(string(key))}, opts...)
+	}
 	cs, err := c.c.NewStream(ctx, &StoreServiceDesc, 2, opts...)
 	if err != nil {
 		return nil, err

@@ -222,7 +222,9 @@ func NewFeedClient(c rt.Invoker) *FeedClient {
 // responses, then io.EOF once the server ended the stream with success.
 // Cancel ctx or read to the end to release the stream.
 func (c *FeedClient) Watch(ctx context.Context, req *Topic, opts ...rt.CallOption) (rt.ServerStreamingClient[Tick], error) {
-	opts = append([]rt.CallOption{rt.WithHashKey(string(feedWatchHashKey(req, nil)))}, opts...)
+	if key := feedWatchHashKey(req, nil); key != nil {
+		opts = append([]rt.CallOption{rt.WithHashKey(string(key))}, opts...)
+	}
 	cs, err := c.c.NewStream(ctx, &FeedServiceDesc, 0, opts...)
 	if err != nil {
 		return nil, err

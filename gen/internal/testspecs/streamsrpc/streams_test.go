@@ -282,8 +282,8 @@ func TestWatchDeadline(t *testing.T) {
 func TestWatchHashKey(t *testing.T) {
 	e := start(t, newFeed("a"), newFeed("b"))
 	ctx := ctxT(t)
-	servedBy := func(topic string) string {
-		s, err := e.feed.Watch(ctx, &streamsrpc.Topic{Name: topic, Count: 1})
+	servedBy := func(topic string, opts ...rt.CallOption) string {
+		s, err := e.feed.Watch(ctx, &streamsrpc.Topic{Name: topic, Count: 1}, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,6 +319,14 @@ func TestWatchHashKey(t *testing.T) {
 	}
 	if len(used) != 2 {
 		t.Fatalf("20 topics went to %d providers, want both", len(used))
+	}
+	// The caller's rt.WithHashKey wins over the request's key.
+	pinned := map[string]bool{}
+	for i := range 20 {
+		pinned[servedBy("topic-"+strconv.Itoa(i), rt.WithHashKey("pinned"))] = true
+	}
+	if len(pinned) != 1 {
+		t.Fatalf("20 topics with one rt.WithHashKey went to %d providers, want one", len(pinned))
 	}
 }
 
