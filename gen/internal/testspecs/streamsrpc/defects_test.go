@@ -1,7 +1,9 @@
 package streamsrpc_test
 
 import (
+	"context"
 	"io"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -118,5 +120,34 @@ func TestDefectServerStreamRetriedBeforeFirstResponse(t *testing.T) {
 		if len(got) != 1 || got[0].Text != "up" || err != io.EOF {
 			t.Fatalf("topic-%d: %d ticks, end %v; want the tick of the provider that is up", i, len(got), err)
 		}
+	}
+}
+
+// Server.Close races with a connection's handshake: serverConn.handshake
+// sets the connection's stream state (c.sc) on the connection's goroutine
+// after the client has its preface, and serverConn.close reads it on the
+// goroutine of Close. Run with -race: each round opens a stream, which
+// completes the client's handshake, and closes the server at once.
+func TestDefectCloseRacesHandshake(t *testing.T) {
+	runtimeDefect(t, "Server.Close races with a connection's handshake (run with -race)")
+	for range 50 {
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := rt.NewServer()
+		streamsrpc.RegisterFeed(srv, newFeed("s"))
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(context.Background(), lis) }()
+		cli, err := rt.NewClient(rt.WithAddrs(lis.Addr().String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := streamsrpc.NewFeedClient(cli).Upload(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		srv.Close()
+		<-done
+		cli.Close()
 	}
 }

@@ -358,22 +358,37 @@ func TestWatchShutdown(t *testing.T) {
 	}
 }
 
-// The schema's MaxMessageSize (Upload's is 1 KiB) bounds each message of
-// a stream: a 2 KiB chunk is refused with ResourceExhausted. This needs rt
-// at main's 4efd6b9 or later ("streams enforce the method's
-// MaxMessageSize"), which this branch's base predates.
+// The schema's MaxMessageSize (Upload's is 1 KiB) bounds each encoded
+// message of a stream: a chunk of 1024 bytes goes, one of 1025 is refused
+// with ResourceExhausted. This needs rt at main's 4efd6b9 or later
+// ("streams enforce the method's MaxMessageSize"), which this branch's
+// base predates.
 func TestMaxMessageSize(t *testing.T) {
 	e := start(t)
 	s, err := e.feed.Upload(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.Send(&streamsrpc.Chunk{Data: make([]byte, 2<<10)})
+	fits := &streamsrpc.Chunk{Data: make([]byte, 1021)}
+	if n := fits.Size(); n != 1<<10 {
+		t.Fatalf("the chunk encodes to %d bytes, want 1024", n)
+	}
+	if err := s.Send(fits); err != nil {
+		t.Fatalf("a message of 1024 bytes on a stream limited to 1 KiB: %v", err)
+	}
+	if sum, err := s.CloseAndRecv(); err != nil || sum.Bytes != 1021 {
+		t.Fatalf("CloseAndRecv = %+v, %v", sum, err)
+	}
+	s, err = e.feed.Upload(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Send(&streamsrpc.Chunk{Data: make([]byte, 1022)})
 	if err == nil {
 		_, err = s.CloseAndRecv()
 	}
 	if rt.CodeOf(err) != rt.ResourceExhausted {
-		t.Fatalf("a 2 KiB message on a stream limited to 1 KiB: %v, want ResourceExhausted", err)
+		t.Fatalf("a message of 1025 bytes on a stream limited to 1 KiB: %v, want ResourceExhausted", err)
 	}
 }
 
