@@ -15,9 +15,20 @@
 // is gofmt-clean and deterministic.
 //
 // A method is unary, oneway or a stream (server, client or bidi: see
-// MethodKind). Check takes streams and the policies that suit their kind,
-// and gen/proto and yrpcc describe show them, but Generate refuses a spec
-// with streams until the runtime has a stream API (one place: stream.go).
+// MethodKind), and Check takes the policies that suit its kind. A stream
+// method gets the typed stream APIs of package rt, in the style of
+// gRPC-Go's generic streams: in the server interface
+// Watch(*Req, rt.ServerStreamingServer[Res]) error,
+// Upload(rt.ClientStreamingServer[Req, Res]) error and
+// Chat(rt.BidiStreamingServer[Req, Res]) error; in the client
+// Watch(ctx, *Req, ...rt.CallOption) (rt.ServerStreamingClient[Res], error),
+// which opens the stream, sends the request and half-closes it,
+// Upload(ctx, ...rt.CallOption) (rt.ClientStreamingClient[Req, Res], error)
+// and Chat(ctx, ...rt.CallOption) (rt.BidiStreamingClient[Req, Res], error);
+// and a MethodDesc with its rt.StreamKind and a HandleStream, which for a
+// server stream receives the one request before it calls the method. A
+// server stream's hash key goes to the runtime as rt.WithHashKey, ahead
+// of the caller's options (see stream.go).
 //
 // Codec semantics follow google.golang.org/protobuf where it matters for
 // compatibility (field order by number, -0.0 written, proto3 zero values
@@ -44,7 +55,7 @@
 //
 // The golden files of the generated code are the generated packages
 // committed in the repository: the examples' (examples/*/...rpc) and the
-// test specs' (gen/internal/testspecs/kitchenrpc and benchrpc). The golden
-// test fails when the generator's output differs from them, and `go test
-// ./gen -update` rewrites them.
+// test specs' (gen/internal/testspecs/kitchenrpc, benchrpc and
+// streamsrpc). The golden test fails when the generator's output differs
+// from them, and `go test ./gen -update` rewrites them.
 package gen

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"go/parser"
 	"go/token"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,29 +12,50 @@ import (
 	"github.com/yrpc/yrpc/gen/internal/testspecs"
 )
 
+// TestGenerateOutput checks every generated file of the test specs: sorted
+// names, the header and version guard, and imports of the standard
+// library, rt and rt/codec only.
 func TestGenerateOutput(t *testing.T) {
-	files, err := gen.Generate(testspecs.Kitchen(), gen.Config{Package: "kitchenrpc"})
-	if err != nil {
-		t.Fatal(err)
+	for name, spec := range map[string]func() *gen.Spec{"kitchen": testspecs.Kitchen, "streams": testspecs.Streams} {
+		t.Run(name, func(t *testing.T) {
+			files, err := gen.Generate(spec(), gen.Config{Package: name + "rpc"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, f := range files {
+				if i > 0 && files[i-1].Name >= f.Name {
+					t.Errorf("files not sorted: %s before %s", files[i-1].Name, f.Name)
+				}
+				checkFile(t, f)
+			}
+		})
 	}
-	for i, f := range files {
-		if i > 0 && files[i-1].Name >= f.Name {
-			t.Errorf("files not sorted: %s before %s", files[i-1].Name, f.Name)
-		}
-		if !strings.HasSuffix(f.Name, ".yrpc.go") {
-			t.Errorf("file %s does not end in .yrpc.go", f.Name)
-		}
-		if !bytes.HasPrefix(f.Content, []byte("// "+gen.Header+"\n")) {
-			t.Errorf("%s lacks the header", f.Name)
-		}
-		if !bytes.Contains(f.Content, []byte("const _ = rt.SupportPackageIsVersion1")) {
-			t.Errorf("%s lacks the version guard", f.Name)
-		}
-		if bytes.Contains(f.Content, []byte(`"reflect"`)) {
-			t.Errorf("%s imports reflect", f.Name)
-		}
-		if _, err := parser.ParseFile(token.NewFileSet(), f.Name, f.Content, 0); err != nil {
-			t.Errorf("%s does not parse: %v", f.Name, err)
+}
+
+func checkFile(t *testing.T, f gen.File) {
+	t.Helper()
+	if !strings.HasSuffix(f.Name, ".yrpc.go") {
+		t.Errorf("file %s does not end in .yrpc.go", f.Name)
+	}
+	if !bytes.HasPrefix(f.Content, []byte("// "+gen.Header+"\n")) {
+		t.Errorf("%s lacks the header", f.Name)
+	}
+	if !bytes.Contains(f.Content, []byte("const _ = rt.SupportPackageIsVersion1")) {
+		t.Errorf("%s lacks the version guard", f.Name)
+	}
+	file, err := parser.ParseFile(token.NewFileSet(), f.Name, f.Content, 0)
+	if err != nil {
+		t.Errorf("%s does not parse: %v", f.Name, err)
+		return
+	}
+	for _, imp := range file.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		switch {
+		case path == "reflect" || path == "unsafe":
+			t.Errorf("%s imports %s", f.Name, path)
+		case path == "github.com/yrpc/yrpc/rt", path == "github.com/yrpc/yrpc/rt/codec":
+		case strings.Contains(strings.Split(path, "/")[0], "."):
+			t.Errorf("%s imports %s: generated code imports only the standard library, rt and rt/codec", f.Name, path)
 		}
 	}
 }

@@ -42,10 +42,12 @@ func fromSchema(dir string) func(*testing.T) *gen.Spec {
 
 var cases = []generated{
 	{name: "kitchen", dir: "internal/testspecs/kitchenrpc", pkg: "kitchenrpc", spec: fromSpec(testspecs.Kitchen)},
+	{name: "streams", dir: "internal/testspecs/streamsrpc", pkg: "streamsrpc", spec: fromSpec(testspecs.Streams)},
 	{name: "bench", dir: "internal/testspecs/benchrpc", pkg: "benchrpc", spec: fromSpec(testspecs.Bench)},
 	{name: "greeter", dir: "../examples/greeter/greeterrpc", pkg: "greeterrpc", spec: fromSchema("../examples/greeter/schema")},
 	{name: "users", dir: "../examples/users/userrpc", pkg: "userrpc", spec: fromSchema("../examples/users/schema")},
 	{name: "hello", dir: "../examples/hello/hellorpc", pkg: "hellorpc", spec: fromSchema("../examples/hello/schema")},
+	{name: "feed", dir: "../examples/feed/feedrpc", pkg: "feedrpc", spec: fromSchema("../examples/feed/schema")},
 	{name: "tour", dir: "../examples/tour/tourrpc", pkg: "tourrpc", spec: fromSchema("../examples/tour/schema")},
 	{name: "evolution-v1", dir: "../examples/evolution/v1/catalogrpc", pkg: "catalogrpc", spec: fromSchema("../examples/evolution/v1/schema")},
 	{name: "evolution-v2", dir: "../examples/evolution/v2/catalogrpc", pkg: "catalogrpc", spec: fromSchema("../examples/evolution/v2/schema")},

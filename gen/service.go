@@ -30,6 +30,10 @@ func (m *model) genServerInterface(f *jen.File, s *svcModel) {
 			if c := strings.TrimSpace(mm.Comment); c != "" {
 				comment(g, c)
 			}
+			if mm.kind.Stream() {
+				g.Id(mm.Name).Add(streamParams(mm, true)).Error()
+				continue
+			}
 			g.Id(mm.Name).Params(ctxParam(), jen.Id("req").Op("*").Id(mm.Request)).Add(results(mm))
 		}
 	})
@@ -42,11 +46,14 @@ func (m *model) genServerInterface(f *jen.File, s *svcModel) {
 	for _, mm := range s.methods {
 		f.Commentf("%s returns an Unimplemented error.", mm.Name)
 		errExpr := jen.Qual(rtPkg, "Errorf").Call(jen.Qual(rtPkg, "Unimplemented"), jen.Lit("method "+mm.full+" is not implemented"))
-		ret := jen.Return(jen.Nil(), errExpr)
-		if mm.oneway() {
-			ret = jen.Return(errExpr)
+		switch {
+		case mm.kind.Stream():
+			f.Func().Params(jen.Id(un)).Id(mm.Name).Add(streamParams(mm, false)).Error().Block(jen.Return(errExpr))
+		case mm.oneway():
+			f.Func().Params(jen.Id(un)).Id(mm.Name).Params(jen.Qual("context", "Context"), jen.Op("*").Id(mm.Request)).Add(results(mm)).Block(jen.Return(errExpr))
+		default:
+			f.Func().Params(jen.Id(un)).Id(mm.Name).Params(jen.Qual("context", "Context"), jen.Op("*").Id(mm.Request)).Add(results(mm)).Block(jen.Return(jen.Nil(), errExpr))
 		}
-		f.Func().Params(jen.Id(un)).Id(mm.Name).Params(jen.Qual("context", "Context"), jen.Op("*").Id(mm.Request)).Add(results(mm)).Block(ret)
 		f.Line()
 	}
 	f.Commentf("Register%s registers impl as the %s service of s.", s.Name, s.full)
@@ -114,7 +121,11 @@ func (m *model) genDesc(f *jen.File, s *svcModel) {
 	)
 	f.Line()
 	for _, mm := range s.methods {
-		m.genHandle(f, s, mm)
+		if mm.kind.Stream() {
+			m.genStreamHandle(f, s, mm)
+		} else {
+			m.genHandle(f, s, mm)
+		}
 		if mm.hashKey != nil {
 			m.genHashKey(f, s, mm)
 		}
@@ -158,6 +169,9 @@ func (m *model) methodDesc(s *svcModel, mm *methodModel) literal {
 	if mm.oneway() {
 		d.add("Oneway", jen.True())
 	}
+	if k := streamKinds[mm.kind]; k != "" {
+		d.add("Stream", jen.Qual(rtPkg, k))
+	}
 	if p := m.methodPolicy(s, mm); len(p) > 0 {
 		d.add("Policy", jen.Qual(rtPkg, "MethodPolicy").Add(p.values()))
 	}
@@ -165,7 +179,11 @@ func (m *model) methodDesc(s *svcModel, mm *methodModel) literal {
 	if !mm.oneway() {
 		d.add("NewResponse", jen.Func().Params().Qual(rtPkg, "Message").Block(jen.Return(jen.New(jen.Id(mm.Response)))))
 	}
-	d.add("Handle", jen.Id(s.lower+mm.Name+"Handle"))
+	if mm.kind.Stream() {
+		d.add("HandleStream", jen.Id(s.lower+mm.Name+"Handle"))
+	} else {
+		d.add("Handle", jen.Id(s.lower+mm.Name+"Handle"))
+	}
 	if mm.hashKey != nil {
 		d.add("HashKey", jen.Id(s.lower+mm.Name+"HashKey"))
 	}
@@ -230,6 +248,9 @@ func (m *model) methodPolicy(s *svcModel, mm *methodModel) literal {
 	}
 	if mm.Hedge != 0 {
 		d.add("Hedge", durationLit(mm.Hedge))
+	}
+	if mm.MaxMessageSize != 0 {
+		d.add("MaxMessageSize", jen.Lit(mm.MaxMessageSize))
 	}
 	return d
 }
@@ -302,6 +323,14 @@ func (m *model) genClient(f *jen.File, s *svcModel) {
 			comment(f, docComment(mm.Name, c, ""))
 		} else {
 			f.Commentf("%s calls %s.", mm.Name, mm.full)
+		}
+		if mm.kind.Stream() {
+			f.Comment("")
+			for _, line := range streamUsage[mm.kind] {
+				f.Comment(line)
+			}
+			m.genStreamCall(f, s, i, mm)
+			continue
 		}
 		params := jen.Params(ctxParam(), jen.Id("req").Op("*").Id(mm.Request), jen.Id("opts").Op("...").Qual(rtPkg, "CallOption"))
 		if mm.oneway() {

@@ -179,6 +179,22 @@ func (s *store) Put(ctx context.Context, e *tourrpc.Entry) (*tourrpc.Entry, erro
 	return e, nil
 }
 
+// Watch sends an update of the entry every 20 ms until the stream ends.
+func (s *store) Watch(k *tourrpc.Key, stream rt.ServerStreamingServer[tourrpc.Entry]) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		if err := stream.Send(&tourrpc.Entry{ID: k.ID, Value: fmt.Sprintf("update-%d", n), ServedBy: s.name}); err != nil {
+			return err
+		}
+		select {
+		case <-tick.C:
+		case <-stream.Context().Done():
+			return stream.Context().Err()
+		}
+	}
+}
+
 // load calls Store.Get from a few goroutines until stopped, counting what
 // the callers see.
 type load struct {

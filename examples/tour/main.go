@@ -6,8 +6,9 @@
 // Sections: consistent-hash placement; a provider killed under load
 // (breaker opens, retries fail over, no caller sees an error); rate
 // limiting; a forced mock switched on and off at run time; a draining
-// provider leaving traffic; a graceful shutdown under load. It ends with a
-// summary table and exits 0 when every section met its expectation.
+// provider leaving traffic; a live feed (a server stream) kept while the
+// provider serving it is drained; a graceful shutdown under load. It ends
+// with a summary table and exits 0 when every section met its expectation.
 //
 //	go run ./examples/tour
 package main
@@ -134,7 +135,7 @@ func (t *tour) record(r result) {
 
 func (t *tour) run(ctx context.Context) error {
 	steps := []func(context.Context) error{
-		t.placement, t.killProvider, t.rateLimit, t.forcedMock, t.drain, t.gracefulShutdown,
+		t.placement, t.killProvider, t.rateLimit, t.forcedMock, t.drain, t.liveFeed, t.gracefulShutdown,
 	}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {

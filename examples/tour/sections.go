@@ -208,12 +208,9 @@ func (t *tour) drain(ctx context.Context) error {
 
 // gracefulShutdown stops p3 gracefully under load: no caller sees an error.
 func (t *tour) gracefulShutdown(ctx context.Context) error {
-	t.section("6. Provider p3 shut down gracefully under load")
-	if _, ok := waitFor(ctx, 5*time.Second, func() bool {
-		ps, ok := t.status("p1")
-		return ok && !ps.Draining
-	}); !ok {
-		return fmt.Errorf("p1 never came back from draining")
+	t.section("7. Provider p3 shut down gracefully under load")
+	if err := t.undrained(ctx, "p1"); err != nil {
+		return err
 	}
 	l := startLoad(ctx, t.store, 4)
 	stop := t.progress(ctx, l)
@@ -231,5 +228,17 @@ func (t *tour) gracefulShutdown(ctx context.Context) error {
 		note = "shutdown: " + err.Error()
 	}
 	t.record(result{section: "graceful shutdown", calls: l.calls(), errors: l.errs.Load(), ok: err == nil && l.errs.Load() == 0, note: note})
+	return nil
+}
+
+// undrained waits until the consumer sees that the provider named name is
+// no longer draining.
+func (t *tour) undrained(ctx context.Context, name string) error {
+	if _, ok := waitFor(ctx, 5*time.Second, func() bool {
+		ps, ok := t.status(name)
+		return ok && !ps.Draining
+	}); !ok {
+		return fmt.Errorf("%s never came back from draining", name)
+	}
 	return nil
 }

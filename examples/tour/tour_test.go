@@ -26,8 +26,8 @@ func runTour(t *testing.T, regURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "All 6 sections passed.") {
-		t.Fatal("the summary does not report six passed sections")
+	if !strings.Contains(out.String(), "All 7 sections passed.") {
+		t.Fatal("the summary does not report seven passed sections")
 	}
 }
 

@@ -46,6 +46,9 @@ func (Store) Methods() []schema.Method {
 		rpc.Unary("Put", Entry.Type, Entry.Type).
 			Comment("Put writes an entry: not idempotent, never sent twice.").
 			Timeout(time.Second).HashKey("id"),
+		rpc.ServerStream("Watch", Key.Type, Entry.Type).
+			Comment("Watch is a live feed of an entry: its provider sends an update every 20 ms until the stream ends.").
+			HashKey("id"),
 	}
 }
 

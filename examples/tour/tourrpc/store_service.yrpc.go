@@ -5,6 +5,7 @@ package tourrpc
 import (
 	"context"
 	"github.com/yrpc/yrpc/rt"
+	"io"
 	"strconv"
 	"time"
 )
@@ -21,6 +22,8 @@ type StoreServer interface {
 	Get(ctx context.Context, req *Key) (*Entry, error)
 	// Put writes an entry: not idempotent, never sent twice.
 	Put(ctx context.Context, req *Entry) (*Entry, error)
+	// Watch is a live feed of an entry: its provider sends an update every 20 ms until the stream ends.
+	Watch(req *Key, stream rt.ServerStreamingServer[Entry]) error
 }
 
 // UnimplementedStoreServer answers every method with an Unimplemented error. Its
@@ -35,6 +38,11 @@ func (UnimplementedStoreServer) Get(context.Context, *Key) (*Entry, error) {
 // Put returns an Unimplemented error.
 func (UnimplementedStoreServer) Put(context.Context, *Entry) (*Entry, error) {
 	return nil, rt.Errorf(rt.Unimplemented, "method tour.Store/Put is not implemented")
+}
+
+// Watch returns an Unimplemented error.
+func (UnimplementedStoreServer) Watch(*Key, rt.ServerStreamingServer[Entry]) error {
+	return rt.Errorf(rt.Unimplemented, "method tour.Store/Watch is not implemented")
 }
 
 // RegisterStore registers impl as the tour.Store service of s.
@@ -87,6 +95,20 @@ var StoreServiceDesc = rt.ServiceDesc{
 			Handle:  storePutHandle,
 			HashKey: storePutHashKey,
 		},
+		{
+			Name:     "Watch",
+			FullName: "tour.Store/Watch",
+			ID:       0x765d09f0,
+			Stream:   rt.ServerStreaming,
+			NewRequest: func() rt.Message {
+				return new(Key)
+			},
+			NewResponse: func() rt.Message {
+				return new(Entry)
+			},
+			HandleStream: storeWatchHandle,
+			HashKey:      storeWatchHashKey,
+		},
 	},
 	MethodIndex: storeMethodIndex,
 	Policy: rt.ServicePolicy{
@@ -110,6 +132,9 @@ func storeMethodIndex(id uint32) int {
 	case 0x5d2d5b06:
 		// tour.Store/Put
 		return 1
+	case 0x765d09f0:
+		// tour.Store/Watch
+		return 2
 	}
 	return -1
 }
@@ -150,6 +175,25 @@ func storePutHashKey(req rt.Message, dst []byte) []byte {
 	return strconv.AppendInt(dst, int64(x), 10)
 }
 
+// storeWatchHandle receives the one request of a tour.Store/Watch stream and
+// calls StoreServer.Watch with it and the typed stream.
+func storeWatchHandle(impl any, ss rt.ServerStreamer) error {
+	req := new(Key)
+	if err := ss.RecvMsg(req); err != nil {
+		if err == io.EOF {
+			return rt.Errorf(rt.InvalidArgument, "tour.Store/Watch: the client sent no request")
+		}
+		return err
+	}
+	return impl.(StoreServer).Watch(req, &rt.GenericServerStream[Key, Entry]{ServerStreamer: ss})
+}
+
+// storeWatchHashKey appends the "id" field of the request to dst.
+func storeWatchHashKey(req rt.Message, dst []byte) []byte {
+	x := req.(*Key).ID
+	return strconv.AppendInt(dst, int64(x), 10)
+}
+
 // StoreClient calls tour.Store through an rt.Invoker. Make it with
 // NewStoreClient; it is safe for concurrent use when its Invoker is.
 type StoreClient struct {
@@ -177,4 +221,27 @@ func (c *StoreClient) Put(ctx context.Context, req *Entry, opts ...rt.CallOption
 		return nil, err
 	}
 	return resp, nil
+}
+
+// Watch is a live feed of an entry: its provider sends an update every 20 ms until the stream ends.
+//
+// It opens the stream, sends req and half-closes it: Recv returns the
+// responses, then io.EOF once the server ended the stream with success.
+// Cancel ctx or read to the end to release the stream.
+func (c *StoreClient) Watch(ctx context.Context, req *Key, opts ...rt.CallOption) (rt.ServerStreamingClient[Entry], error) {
+	if key := storeWatchHashKey(req, nil); key != nil {
+		opts = append([]rt.CallOption{rt.WithHashKey(string(key))}, opts...)
+	}
+	cs, err := c.c.NewStream(ctx, &StoreServiceDesc, 2, opts...)
+	if err != nil {
+		return nil, err
+	}
+	s := &rt.GenericClientStream[Key, Entry]{ClientStreamer: cs}
+	if err := s.Send(req); err != nil {
+		return nil, err
+	}
+	if err := s.CloseSend(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }

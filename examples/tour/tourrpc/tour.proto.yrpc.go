@@ -20,7 +20,7 @@ func FileDescriptor() []byte {
 var fileDescriptor = []byte("" +
 	"\n\ntour.proto\x12\x04tour\"\x15\n\x03Key\x12\x0e\n\x02id\x18\x01 \x01(\x03R\x02i" +
 	"d\"J\n\x05Entry\x12\x0e\n\x02id\x18\x01 \x01(\x03R\x02id\x12\x14\n\x05value\x18\x02 \x01(" +
-	"\tR\x05value\x12\x1b\n\tserved_by\x18\x03 \x01(\tR\bservedBy2L\n" +
+	"\tR\x05value\x12\x1b\n\tserved_by\x18\x03 \x01(\tR\bservedBy2o\n" +
 	"\x05Store\x12\"\n\x03Get\x12\t.tour.Key\x1a\v.tour.Entry\"\x03\x90" +
-	"\x02\x02\x12\x1f\n\x03Put\x12\v.tour.Entry\x1a\v.tour.Entryb\x06pro" +
-	"to3")
+	"\x02\x02\x12\x1f\n\x03Put\x12\v.tour.Entry\x1a\v.tour.Entry\x12!\n\x05W" +
+	"atch\x12\t.tour.Key\x1a\v.tour.Entry0\x01b\x06proto3")

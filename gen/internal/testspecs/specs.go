@@ -183,3 +183,42 @@ func Bench() *gen.Spec {
 			{Name: "Say", Request: "BenchmarkMessage", Response: "BenchmarkMessage"},
 		}}}}
 }
+
+// Streams returns a spec with a stream of every kind, with every policy a
+// stream takes, beside a unary method, in package "streams". Each call
+// returns a new value.
+func Streams() *gen.Spec {
+	topic := &gen.Message{Name: "Topic", Comment: "Topic asks for a feed of ticks.", Fields: []*gen.Field{
+		{Name: "name", Number: 1, Kind: gen.KindString, Comment: "name is the consistent-hash key of Watch.",
+			Validate: gen.Validators{NotEmpty: true}},
+		{Name: "count", Number: 2, Kind: gen.KindInt32, Comment: "count is how many ticks to send; -1 sends until the stream ends."},
+		{Name: "fail_after", Number: 3, Kind: gen.KindInt32, Optional: true, Comment: "fail_after ends the feed with an error after that many ticks."},
+	}}
+	tick := &gen.Message{Name: "Tick", Comment: "Tick is one message of a feed or a chat.", Fields: []*gen.Field{
+		{Name: "seq", Number: 1, Kind: gen.KindInt64},
+		{Name: "text", Number: 2, Kind: gen.KindString, Validate: gen.Validators{MaxLen: 64}},
+	}}
+	chunk := &gen.Message{Name: "Chunk", Comment: "Chunk is a piece of an upload.", Fields: []*gen.Field{
+		{Name: "data", Number: 1, Kind: gen.KindBytes},
+	}}
+	summary := &gen.Message{Name: "Summary", Comment: "Summary sums up an upload.", Fields: []*gen.Field{
+		{Name: "chunks", Number: 1, Kind: gen.KindInt64},
+		{Name: "bytes", Number: 2, Kind: gen.KindInt64},
+		{Name: "served_by", Number: 3, Kind: gen.KindString},
+	}}
+	feed := &gen.Service{
+		Name: "Feed", Comment: "Feed has a stream of every kind.", Balance: "consistent_hash",
+		Methods: []*gen.Method{
+			{Name: "Watch", Comment: "Watch sends the ticks of a topic.", Kind: gen.MethodServerStream,
+				Request: "Topic", Response: "Tick", Idempotent: true, Timeout: time.Hour, HashKey: "name",
+				Retry:          &gen.Retry{Tries: 3, Interval: 100 * time.Millisecond, Backoff: 2, MaxInterval: time.Second},
+				MaxMessageSize: 64 << 10},
+			{Name: "Upload", Kind: gen.MethodClientStream, Request: "Chunk", Response: "Summary",
+				Timeout: 10 * time.Minute, MaxMessageSize: 1 << 10},
+			{Name: "Chat", Comment: "Chat answers every tick with a tick.", Kind: gen.MethodBidiStream, Request: "Tick", Response: "Tick"},
+			{Name: "Last", Request: "Topic", Response: "Tick", Idempotent: true, HashKey: "name"},
+		},
+	}
+	return &gen.Spec{Version: gen.SpecVersion, Package: "streams",
+		Messages: []*gen.Message{topic, tick, chunk, summary}, Services: []*gen.Service{feed}}
+}

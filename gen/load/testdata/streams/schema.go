@@ -1,6 +1,5 @@
-// Package schema declares a stream of every kind beside a unary method:
-// the loader, yrpcc describe and yrpcc proto take them, and the generator
-// refuses them until the runtime has streams.
+// Package schema declares a stream of every kind beside a unary method,
+// for the tests of the loader and of yrpcc describe, proto and generate.
 package schema
 
 import (
