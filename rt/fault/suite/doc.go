@@ -22,7 +22,10 @@
 //     cached providers; providers are registered again; the consumer sees
 //     all of them. ZooKeeperRestartWiped does the same with an empty data
 //     dir (which expires every session, and whose server refuses clients
-//     that saw a later zxid until they start a new session).
+//     that saw a later zxid until they start a new session). Calls get a
+//     10s timeout here: the guarantee is that the registry fails no call,
+//     and a 1s call cannot survive the host freezing for a second, which
+//     loaded machines do (figure stall_max; see TestZooKeeperRestart).
 //   - GracefulRestart: SIGTERM -> Shutdown with a 300 ms deregister wait,
 //     exit, start again on the same address: no failure at all.
 //   - ZooKeeperUnreachable: the consumer's ZooKeeper connection cut for
@@ -41,7 +44,11 @@
 //
 // Each scenario logs one line of figures in the same format, for example:
 //
-//	FIGURES scenario=kill9 calls=368677 gets=322664 puts=46013 get_fail=0 put_fail=5(Unavailable:5) dup_puts=0 recover1=49µs znode_gone1=2.01s ...
+//	FIGURES scenario=kill9 calls=368677 gets=322664 puts=46013 get_fail=0 put_fail=5(Unavailable:5) dup_puts=0 stall_max=19ms recover1=49µs znode_gone1=2.01s ...
+//
+// stall_max is the longest time the test process went unscheduled while
+// the load ran (beyond a 5ms ticker's period): how much of a call's
+// latency the host, not the code, may have caused.
 //
 // # Running
 //
