@@ -14,8 +14,10 @@ import (
 
 // TestKill9 kills providers with SIGKILL under load: first one of three,
 // then another, leaving one.
-func TestKill9(t *testing.T) {
-	c := newCluster(t, zktest.Addr(t))
+func TestKill9(t *testing.T) { kill9(t, "kill9", zktest.Addr(t)) }
+
+func kill9(t *testing.T, name, zk string) {
+	c := newCluster(t, zk)
 	ps := c.startN(3)
 	z := c.watchZnodes()
 	k := c.newConsumer("")
@@ -39,7 +41,7 @@ func TestKill9(t *testing.T) {
 	if n := l.servedBy(ps[2].name); n == 0 {
 		t.Errorf("the last provider served no calls")
 	}
-	figures(t, "kill9", l, dups, extra...)
+	figures(t, name, l, dups, extra...)
 }
 
 // TestZooKeeperRestart stops the suite's own ZooKeeper under load for
