@@ -112,6 +112,7 @@ func TestEnsembleSessionExpiry(t *testing.T) {
 	mustRegister(t, p, prov(k, "10.0.0.1:80"))
 	h := watchHistory(t, w, k)
 	h.WaitFor(t, "the provider", registrytest.HasAddrs("10.0.0.1:80"))
+	seen := len(h.lists()) - 1 // see TestEnsembleLeaderKilled
 
 	old := p.SessionID()
 	pw, ok := proxy.Password(old)
@@ -128,7 +129,7 @@ func TestEnsembleSessionExpiry(t *testing.T) {
 		return err == nil && ok && st.EphemeralOwner != old && st.EphemeralOwner == p.SessionID()
 	})
 	t.Logf("node back %v after the session expired (session timeout %v)", time.Since(start).Round(time.Millisecond), testSession)
-	for _, l := range h.lists() {
+	for _, l := range h.lists()[seen:] {
 		if !slices.Contains(l, "10.0.0.1:80") {
 			t.Errorf("watcher lost the provider during the expiry: %v", h.lists())
 			break
@@ -142,6 +143,12 @@ func TestEnsembleSessionExpiry(t *testing.T) {
 // sessions (leaderKillSession), so no session expires: the provider's
 // node is never deleted, the watcher's list never changes, and the
 // registry works again as soon as a leader is elected.
+//
+// The probe that shows the registry works again is a third registry with
+// no watches: go-zookeeper v1.0.4 has a data race between a response
+// arriving and the watches it sets again after reconnecting
+// (Conn.lastZxid, go-zookeeper/zk#35), which the race detector reports
+// when a client with watches sends requests while it reconnects.
 func TestEnsembleLeaderKilled(t *testing.T) {
 	ens := zktest.TakeEnsemble(t)
 	e := newEnsembleEnv(t, ens)
@@ -149,24 +156,26 @@ func TestEnsembleLeaderKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, w := e.open(t, leaderKillSession), e.open(t, leaderKillSession)
+	p, w, probe := e.open(t, leaderKillSession), e.open(t, leaderKillSession), e.open(t, leaderKillSession)
 	k := registry.Key{Service: "pkg.LeaderKilled"}
 	mustRegister(t, p, prov(k, "10.0.0.1:80"))
 	h := watchHistory(t, w, k)
 	h.WaitFor(t, "the provider", registrytest.HasAddrs("10.0.0.1:80"))
+	// The watcher's first listing may come from a follower that has not
+	// applied the registration yet (ZooKeeper reads are not synced); what
+	// counts is what it sees from here on.
+	seen := len(h.lists()) - 1
 	psid, wsid := p.SessionID(), w.SessionID()
 
 	killed := time.Now()
 	ens.Kill(leader)
-	next, elected, err := ens.WaitLeader(leaderKillSession)
+	next, elected, err := ens.WaitLeader(30 * time.Second)
 	if err != nil {
 		t.Fatalf("after killing leader %d: %v", leader.ID, err)
 	}
-	// A registration retried until ZooKeeper takes it, then seen by the
-	// watcher: both clients are back.
 	ctx, cancel := context.WithTimeout(context.Background(), registrytest.Timeout)
 	defer cancel()
-	waitFor(t, "a registration after the election", func() bool { return p.Register(ctx, prov(k, "10.0.0.2:80")) == nil })
+	waitFor(t, "a registration after the election", func() bool { return probe.Register(ctx, prov(k, "10.0.0.2:80")) == nil })
 	h.WaitFor(t, "the registration after the election", registrytest.HasAddrs("10.0.0.1:80", "10.0.0.2:80"))
 	back := time.Since(killed)
 	t.Logf("leader %d killed: node %d leads %v later; registry usable again after %v (session timeout %v)",
@@ -179,7 +188,7 @@ func TestEnsembleLeaderKilled(t *testing.T) {
 		t.Errorf("watcher session changed from %#x to %#x", wsid, got)
 	}
 	want := [][]string{{"10.0.0.1:80"}, {"10.0.0.1:80", "10.0.0.2:80"}}
-	if got := h.lists(); !slices.EqualFunc(got, want, slices.Equal) {
-		t.Errorf("watcher saw %v, want exactly %v", got, want)
+	if got := h.lists()[seen:]; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("watcher saw %v once it had the provider, want exactly %v", got, want)
 	}
 }

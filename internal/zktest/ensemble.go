@@ -31,10 +31,10 @@ const (
 // on loopback, found through $YRPC_ZK_ENSEMBLE and $YRPC_ZK_ENSEMBLE_DIR.
 // Test processes (one per package) share it, so a test holds a lock on it
 // from UseEnsemble or TakeEnsemble until its cleanup: a shared one to use
-// it, an exclusive one to kill and start nodes. A test that took the
-// ensemble leaves it as it found it: its cleanup starts the nodes it
-// killed and waits until all three serve with one leader before letting
-// other tests in.
+// it, an exclusive one to kill, pause and start nodes. A test that took
+// the ensemble leaves it as it found it: its cleanup resumes the nodes it
+// paused, starts those it killed and waits until all three serve with one
+// leader before letting other tests in.
 //
 // Make one with UseEnsemble or TakeEnsemble; the zero value is not usable.
 // It is not safe for concurrent use.
@@ -43,6 +43,7 @@ type Ensemble struct {
 	nodes     []Node
 	exclusive bool
 	killed    map[int]bool // by Node.ID
+	paused    map[int]bool // by Node.ID
 }
 
 // Node is one server of an Ensemble. The zero value is not a node.
@@ -61,8 +62,8 @@ func UseEnsemble(t testing.TB) *Ensemble {
 }
 
 // TakeEnsemble is UseEnsemble with an exclusive lock, for a test that
-// kills nodes; at cleanup it starts the nodes it killed and waits until
-// every node serves and one leads.
+// kills or pauses nodes; at cleanup it resumes and starts them again and
+// waits until every node serves and one leads.
 func TakeEnsemble(t testing.TB) *Ensemble {
 	t.Helper()
 	return openEnsemble(t, true)
@@ -77,7 +78,7 @@ func openEnsemble(t testing.TB, exclusive bool) *Ensemble {
 		}
 		t.Skipf("zktest: %s is unset; run ./scripts/test.sh, or eval \"$(scripts/zk.sh ensemble-start)\"", envEnsemble)
 	}
-	e := &Ensemble{t: t, exclusive: exclusive, killed: map[int]bool{}}
+	e := &Ensemble{t: t, exclusive: exclusive, killed: map[int]bool{}, paused: map[int]bool{}}
 	for i, addr := range strings.Split(addrs, ",") {
 		n := Node{ID: i + 1, Addr: addr, dir: filepath.Join(dir, "n"+strconv.Itoa(i+1))}
 		if _, err := os.Stat(filepath.Join(n.dir, "run.sh")); err != nil {
@@ -201,17 +202,9 @@ func (e *Ensemble) leader() (Node, string) {
 // Only a test that took the ensemble may kill nodes.
 func (e *Ensemble) Kill(n Node) {
 	e.t.Helper()
-	if !e.exclusive {
-		e.t.Fatal("zktest: Kill needs TakeEnsemble, not UseEnsemble")
-	}
-	pid, err := n.pid()
-	if err != nil {
-		e.t.Fatalf("zktest: kill node %d: %v", n.ID, err)
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		e.t.Fatalf("zktest: kill node %d (pid %d): %v", n.ID, pid, err)
-	}
+	e.signal(n, syscall.SIGKILL)
 	e.killed[n.ID] = true
+	delete(e.paused, n.ID)
 	tick := time.NewTicker(10 * time.Millisecond) // polls the port; bounded by killedWait
 	defer tick.Stop()
 	deadline := time.Now().Add(killedWait)
@@ -225,6 +218,37 @@ func (e *Ensemble) Kill(n Node) {
 			e.t.Fatalf("zktest: node %d still accepts connections %v after SIGKILL", n.ID, killedWait)
 		}
 		<-tick.C
+	}
+}
+
+// Pause stops node n with SIGSTOP until Resume (or the test's cleanup):
+// it keeps its connections but answers nothing. Only a test that took the
+// ensemble may pause nodes.
+func (e *Ensemble) Pause(n Node) {
+	e.t.Helper()
+	e.signal(n, syscall.SIGSTOP)
+	e.paused[n.ID] = true
+}
+
+// Resume continues node n after Pause.
+func (e *Ensemble) Resume(n Node) {
+	e.t.Helper()
+	e.signal(n, syscall.SIGCONT)
+	delete(e.paused, n.ID)
+}
+
+// signal sends sig to node n's JVM.
+func (e *Ensemble) signal(n Node, sig syscall.Signal) {
+	e.t.Helper()
+	if !e.exclusive {
+		e.t.Fatalf("zktest: sending %v to a node needs TakeEnsemble, not UseEnsemble", sig)
+	}
+	pid, err := n.pid()
+	if err == nil {
+		err = syscall.Kill(pid, sig)
+	}
+	if err != nil {
+		e.t.Fatalf("zktest: %v to node %d: %v", sig, n.ID, err)
 	}
 }
 
@@ -264,11 +288,14 @@ func (e *Ensemble) Start(n Node) {
 	delete(e.killed, n.ID)
 }
 
-// restore starts the nodes this test killed and waits until every node
-// serves with one leader.
+// restore resumes the nodes this test paused, starts those it killed and
+// waits until every node serves with one leader.
 func (e *Ensemble) restore() {
 	for _, n := range e.nodes {
-		if e.killed[n.ID] {
+		switch {
+		case e.paused[n.ID]:
+			e.Resume(n)
+		case e.killed[n.ID]:
 			e.Start(n)
 		}
 	}
