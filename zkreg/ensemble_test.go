@@ -192,3 +192,64 @@ func TestEnsembleLeaderKilled(t *testing.T) {
 		t.Errorf("watcher saw %v once it had the provider, want exactly %v", got, want)
 	}
 }
+
+// TestEnsembleFollowerReadsSynced: Config and List through a follower that
+// lags behind the leader (paused while another registry writes through
+// the leader) see every write completed before they were called.
+func TestEnsembleFollowerReadsSynced(t *testing.T) {
+	ens := zktest.TakeEnsemble(t)
+	e := newEnsembleEnv(t, ens)
+	leader, _, err := ens.WaitLeader(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var follower zktest.Node
+	for _, n := range ens.Nodes() {
+		if n.ID != leader.ID {
+			follower = n
+			break
+		}
+	}
+	r, w := e.open(t, leaderKillSession, follower.Addr), e.open(t, leaderKillSession, leader.Addr)
+	k := registry.Key{Service: "pkg.FollowerReads"}
+	ctx := context.Background()
+	const rounds, writes = 5, 200 // a backlog the follower takes a while to apply
+	for i := range rounds {
+		ens.Pause(follower)
+		addr := fmt.Sprintf("10.0.0.%d:80", i+1)
+		mustRegister(t, w, prov(k, addr))
+		for range writes {
+			err := w.UpdateConfig(ctx, k, func(c *registry.Config) error {
+				if c.RateLimit == nil {
+					c.RateLimit = &registry.RateLimit{Burst: 1}
+				}
+				c.RateLimit.Rate++
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		ens.Resume(follower)
+		cfg, err := r.Config(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := float64((i + 1) * writes); cfg.RateLimit == nil || cfg.RateLimit.Rate != want {
+			t.Errorf("round %d: Config through the follower = %+v, want rate %v", i, cfg.RateLimit, want)
+		}
+		ls, err := r.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := false
+		for _, l := range ls {
+			for _, p := range l.Providers {
+				listed = listed || l.Key == k && p.Addr == addr
+			}
+		}
+		if !listed {
+			t.Errorf("round %d: List through the follower lacks %s registered before it: %+v", i, addr, ls)
+		}
+	}
+}
