@@ -152,8 +152,8 @@ func Mode(addr string) string {
 }
 
 // WaitLeader waits up to limit until every node not killed by this test
-// serves and exactly one of them leads, and returns the leader and how
-// long it waited.
+// serves (a paused one does not) and exactly one of them leads, and
+// returns the leader and how long it waited.
 func (e *Ensemble) WaitLeader(limit time.Duration) (Node, time.Duration, error) {
 	start := time.Now()
 	tick := time.NewTicker(10 * time.Millisecond) // polls srvr; bounded by limit
@@ -301,13 +301,16 @@ func (e *Ensemble) restore() {
 	}
 	if _, took, err := e.WaitLeader(serveWait); err != nil {
 		e.t.Errorf("zktest: the ensemble did not recover after the test: %v", err)
+		for _, n := range e.nodes {
+			e.t.Logf("node %d log (tail):\n%s", n.ID, tail(n.log(), 2000))
+		}
 	} else {
 		e.t.Logf("zktest: ensemble serving again %v after the test", took.Round(time.Millisecond))
 	}
 }
 
-// Log returns the last size bytes of node n's log, for failure messages.
-func (n Node) Log(size int) string {
+// log returns what node n wrote to its log so far.
+func (n Node) log() string {
 	b, _ := os.ReadFile(filepath.Join(n.dir, "zookeeper.log"))
-	return tail(string(b), size)
+	return string(b)
 }

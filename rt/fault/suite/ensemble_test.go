@@ -168,6 +168,9 @@ func (o *ownerReader) read(t *testing.T) map[string]int64 {
 }
 
 func (o *ownerReader) tryRead() (map[string]int64, error) {
+	if _, err := o.conn.Sync(o.dir); err != nil { // as current as the leader
+		return nil, err
+	}
 	names, _, err := o.conn.Children(o.dir)
 	if err != nil {
 		return nil, err
