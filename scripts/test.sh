@@ -25,8 +25,8 @@ step() { printf '\n==> %s\n' "$*" >&2; }
 step "ZooKeeper: a standalone server and a three-node ensemble"
 zk_install
 trap 'zk_stop; zk_ensemble_stop' EXIT
+zk_ensemble_launch # elects its leader while gofmt and vet run
 zk_start
-zk_ensemble_start
 export YRPC_ZK YRPC_ZK_ENSEMBLE YRPC_ZK_ENSEMBLE_DIR YRPC_ZK_REQUIRED=1
 
 race=(-race)
@@ -42,6 +42,8 @@ fi
 
 step "root module: go vet"
 go vet ./...
+step "ZooKeeper ensemble ready"
+zk_ensemble_ready
 step "root module: go test ${race[*]}"
 go test "${race[@]}" -timeout 20m ./... "$@"
 

@@ -9,7 +9,8 @@
 #   scripts/zk.sh ensemble-status            # each node of $YRPC_ZK_ENSEMBLE_DIR: id, address, pid, mode
 #   scripts/zk.sh ensemble-stop              # stops every node of $YRPC_ZK_ENSEMBLE_DIR, removes its data
 # As a library (scripts/test.sh): source it, then zk_install, zk_start,
-# zk_stop, zk_ensemble_start, zk_ensemble_stop.
+# zk_stop, zk_ensemble_start (or zk_ensemble_launch, other work, then
+# zk_ensemble_ready), zk_ensemble_stop.
 #
 # Uses Debian's `zookeeper` package (installed by zk_install when missing;
 # needs root or sudo) and the Java it depends on. Every server gets fresh
@@ -29,7 +30,7 @@
 # quorum and election ports are nine distinct free ports below the
 # kernel's ephemeral range. `srvr` on a node's client port answers
 # "Mode: leader" or "Mode: follower" while the node serves. zk_ensemble_start
-# returns once every node serves and one of them leads. Tests that kill
+# (and zk_ensemble_ready) returns once every node serves and one leads. Tests that kill
 # nodes take an exclusive flock on $YRPC_ZK_ENSEMBLE_DIR/lock, and tests
 # that only use the ensemble a shared one (internal/zktest does both).
 #
@@ -222,23 +223,22 @@ zk_stop() {
 }
 
 # zk_ensemble_start starts a three-node ensemble and waits (bounded) until
-# every node serves and one leads; it tries again with other ports if a
-# node fails to start (a port taken meanwhile). Sets and exports
-# YRPC_ZK_ENSEMBLE and YRPC_ZK_ENSEMBLE_DIR.
+# every node serves and one leads: zk_ensemble_launch, then
+# zk_ensemble_ready. Sets and exports YRPC_ZK_ENSEMBLE and
+# YRPC_ZK_ENSEMBLE_DIR.
 zk_ensemble_start() {
-	local try
-	for try in 1 2 3; do
-		zk_ensemble_try && return 0
-		zk_log "ensemble start $try of 3 failed"
-	done
-	return 1
+	zk_ensemble_launch && zk_ensemble_ready
 }
 
-zk_ensemble_try() {
-	local dir ports servers="" addrs="" i j start=$SECONDS
+# zk_ensemble_launch writes the three nodes' dirs and starts them without
+# waiting, so that a caller can do other work while they elect a leader.
+# Sets and exports YRPC_ZK_ENSEMBLE and YRPC_ZK_ENSEMBLE_DIR.
+zk_ensemble_launch() {
+	local dir ports servers="" addrs="" i j
+	ZK_ENSEMBLE_LAUNCHED=$SECONDS
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/yrpc-zkens.XXXXXX")
 	: >"$dir/lock"
-	mapfile -t ports < <(zk_free_ports 9) || { rm -rf "$dir"; return 1; }
+	mapfile -t ports < <(zk_free_ports 9)
 	((${#ports[@]} == 9)) || { rm -rf "$dir"; return 1; }
 	for i in 1 2 3; do # client port ports[3(i-1)], quorum +1, election +2
 		j=$((3 * (i - 1)))
@@ -251,16 +251,29 @@ zk_ensemble_try() {
 		zk_launcher "$dir/n$i" org.apache.zookeeper.server.quorum.QuorumPeerMain
 		"$dir/n$i/run.sh" &
 	done
-	if zk_ensemble_wait "$dir" 60; then
-		export YRPC_ZK_ENSEMBLE=$addrs YRPC_ZK_ENSEMBLE_DIR=$dir
-		zk_log "ZooKeeper ensemble answers on $YRPC_ZK_ENSEMBLE after $((SECONDS - start))s (data $dir)"
-		return 0
-	fi
-	for i in 1 2 3; do
-		zk_log "node $i (port ${ports[3 * (i - 1)]}) log tail:"
-		tail -n 15 "$dir/n$i/zookeeper.log" >&2 || true
+	export YRPC_ZK_ENSEMBLE=$addrs YRPC_ZK_ENSEMBLE_DIR=$dir
+}
+
+# zk_ensemble_ready waits (bounded) until every node of the launched
+# ensemble serves and one leads. If a node fails to start (a port taken
+# meanwhile), it logs the nodes' log tails and launches a new ensemble on
+# other ports, twice at most.
+zk_ensemble_ready() {
+	local try i port
+	for try in 1 2 3; do
+		if zk_ensemble_wait "$YRPC_ZK_ENSEMBLE_DIR" 60; then
+			zk_log "ZooKeeper ensemble answers on $YRPC_ZK_ENSEMBLE $((SECONDS - ZK_ENSEMBLE_LAUNCHED))s after its launch (data $YRPC_ZK_ENSEMBLE_DIR)"
+			return 0
+		fi
+		zk_log "ensemble start $try of 3 failed"
+		while read -r i port; do
+			zk_log "node $i (port $port) log tail:"
+			tail -n 15 "$YRPC_ZK_ENSEMBLE_DIR/n$i/zookeeper.log" >&2 || true
+		done < <(zk_ensemble_nodes "$YRPC_ZK_ENSEMBLE_DIR")
+		zk_ensemble_stop
+		((try < 3)) && { zk_ensemble_launch || return 1; }
 	done
-	YRPC_ZK_ENSEMBLE_DIR=$dir zk_ensemble_stop
+	unset YRPC_ZK_ENSEMBLE YRPC_ZK_ENSEMBLE_DIR
 	return 1
 }
 
