@@ -2,9 +2,10 @@
 # test.sh: the test command of yrpc (CI runs it through .ci/run).
 #
 # 1. Installs Debian's zookeeper package if missing and starts a throwaway
-#    ZooKeeper on 127.0.0.1 (scripts/zk.sh); it is stopped on exit.
-#    YRPC_ZK points the integration tests at it and YRPC_ZK_REQUIRED=1
-#    turns their "no ZooKeeper" skip into a failure.
+#    standalone ZooKeeper and a three-node ensemble on 127.0.0.1
+#    (scripts/zk.sh); both are stopped on exit. YRPC_ZK and
+#    YRPC_ZK_ENSEMBLE(_DIR) point the integration tests at them, and
+#    YRPC_ZK_REQUIRED=1 turns their "no ZooKeeper" skip into a failure.
 # 2. Root module: gofmt check, go vet ./..., go test -race ./...
 #    (YRPC_TEST_RACE=0 drops -race, e.g. on a slow machine), with GOWORK=off:
 #    the root module alone, with its own go.mod's versions, as users get it.
@@ -24,11 +25,12 @@ source scripts/zk.sh
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
-step "ZooKeeper"
+step "ZooKeeper: a standalone server and a three-node ensemble"
 zk_install
+trap 'zk_stop; zk_ensemble_stop' EXIT
+zk_ensemble_launch # elects its leader while gofmt and vet run
 zk_start
-trap zk_stop EXIT
-export YRPC_ZK YRPC_ZK_REQUIRED=1
+export YRPC_ZK YRPC_ZK_ENSEMBLE YRPC_ZK_ENSEMBLE_DIR YRPC_ZK_REQUIRED=1
 
 race=(-race)
 [[ ${YRPC_TEST_RACE:-1} == 0 ]] && race=()
@@ -46,6 +48,8 @@ fi
 
 step "root module: go vet"
 GOWORK=off go vet ./...
+step "ZooKeeper ensemble ready"
+zk_ensemble_ready
 step "root module: go test ${race[*]}"
 GOWORK=off go test "${race[@]}" -timeout 20m ./... "$@"
 

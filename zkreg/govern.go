@@ -14,7 +14,9 @@ import (
 )
 
 // Config returns the governance config of key (the zero Config when its
-// node does not exist).
+// node does not exist). Like List, it first syncs the server it reads
+// from with the leader, so that it sees every write completed before it
+// was called, through whichever server.
 func (r *Registry) Config(ctx context.Context, key registry.Key) (registry.Config, error) {
 	if r.isClosed() {
 		return registry.Config{}, registry.ErrClosed
@@ -25,7 +27,11 @@ func (r *Registry) Config(ctx context.Context, key registry.Key) (registry.Confi
 	if err := ctx.Err(); err != nil {
 		return registry.Config{}, fmt.Errorf("zkreg: config of %s: %w", key, err)
 	}
-	data, _, err := r.conn().Get(r.paths.config(key))
+	conn, path := r.conn(), r.paths.config(key)
+	if _, err := conn.Sync(path); err != nil {
+		return registry.Config{}, fmt.Errorf("zkreg: config of %s: sync: %w", key, err)
+	}
+	data, _, err := conn.Get(path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return registry.Config{}, nil
 	}
@@ -144,9 +150,15 @@ type Listing struct {
 
 // List reads every key under the root, sorted by service, group and
 // version. It reads ZooKeeper directly (no cache) and sets no watches.
+// A ZooKeeper server answers reads from its own copy, which may lag
+// behind writes made through other servers, so List syncs it with the
+// leader first: it sees every write completed before it was called.
 func (r *Registry) List(ctx context.Context) ([]Listing, error) {
 	if r.isClosed() {
 		return nil, registry.ErrClosed
+	}
+	if _, err := r.conn().Sync(r.paths.rootPath()); err != nil {
+		return nil, fmt.Errorf("zkreg: list: sync: %w", err)
 	}
 	children := func(path string) ([]string, error) {
 		if err := ctx.Err(); err != nil {

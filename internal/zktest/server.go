@@ -17,10 +17,20 @@ import (
 // it) puts ZooKeeper.
 const serverJar = "/usr/share/java/zookeeper.jar"
 
+// jvmOptions returns scripts/zk.sh's JVM options (keep them alike): a
+// small heap, serial GC and C1 only, so that a server starts in about half
+// a second and takes little memory, and timestamps in its log.
+func jvmOptions() []string {
+	return []string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+		"-Dzookeeper.admin.enableServer=false",
+		"-Dzookeeper.fastleader.maxNotificationInterval=1000", "-Dzookeeper.leaderConnectDelayDuringRetryMs=400",
+		"-Dorg.slf4j.simpleLogger.showDateTime=true", "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"}
+}
+
 // Server is a standalone ZooKeeper of one test's own on a free loopback
 // port, configured like scripts/zk.sh's (tickTime 500ms, so sessions of
-// 1s to 60s). Unlike the shared server of $YRPC_ZK, the test may stop,
-// wipe and restart it. Make one with StartServer (the zero value is not
+// 1s to 60s; no fsync). Unlike the shared server of $YRPC_ZK, the test
+// may stop, wipe and restart it. Make one with StartServer (the zero value is not
 // usable); it is not safe for concurrent use.
 type Server struct {
 	t      testing.TB
@@ -71,7 +81,7 @@ func StartServerWith(t testing.TB, opts ServerOptions) *Server {
 	_, port, _ := net.SplitHostPort(addr)
 	cfg := strings.Join([]string{
 		"tickTime=500",
-		"initLimit=10",
+		"initLimit=4",
 		"syncLimit=5",
 		"dataDir=" + filepath.Join(s.dir, "data"),
 		"clientPort=" + port,
@@ -81,6 +91,7 @@ func StartServerWith(t testing.TB, opts ServerOptions) *Server {
 		"4lw.commands.whitelist=ruok,srvr,stat,cons",
 		"minSessionTimeout=1000",
 		"maxSessionTimeout=60000",
+		"forceSync=no",
 	}, "\n") + "\n" + strings.Join(append(opts.Config, ""), "\n")
 	if err := os.WriteFile(filepath.Join(s.dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
 		t.Fatalf("zktest: %v", err)
@@ -122,8 +133,9 @@ func (s *Server) Start() {
 	for _, j := range s.jars {
 		cp += ":" + j
 	}
-	cmd := exec.Command("java", "-Xmx256m", "-cp", cp, "-Dzookeeper.admin.enableServer=false",
+	args := append(jvmOptions(), "-cp", cp,
 		"org.apache.zookeeper.server.ZooKeeperServerMain", filepath.Join(s.dir, "zoo.cfg"))
+	cmd := exec.Command("java", args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with the test
 	if err := cmd.Start(); err != nil {

@@ -22,7 +22,16 @@
 //     cached providers; providers are registered again; the consumer sees
 //     all of them. ZooKeeperRestartWiped does the same with an empty data
 //     dir (which expires every session, and whose server refuses clients
-//     that saw a later zxid until they start a new session).
+//     that saw a later zxid until they start a new session). Calls get a
+//     10s timeout here: the guarantee is that the registry fails no call,
+//     and a 1s call cannot survive the host freezing for a second, which
+//     loaded machines do (figure stall_max; see TestZooKeeperRestart).
+//   - Kill9Ensemble: Kill9 on the three-node ensemble of scripts/zk.sh.
+//   - ZooKeeperLeaderKill: the ensemble's leader killed with SIGKILL under
+//     load. No call fails, every provider's node keeps its session (none
+//     is deleted and created again) and the consumer never routes to fewer
+//     providers, as long as the election and the reconnection take less
+//     than the 8s sessions the scenario uses (figures reelected, zk_back).
 //   - GracefulRestart: SIGTERM -> Shutdown with a 300 ms deregister wait,
 //     exit, start again on the same address: no failure at all.
 //   - ZooKeeperUnreachable: the consumer's ZooKeeper connection cut for
@@ -41,19 +50,27 @@
 //
 // Each scenario logs one line of figures in the same format, for example:
 //
-//	FIGURES scenario=kill9 calls=368677 gets=322664 puts=46013 get_fail=0 put_fail=5(Unavailable:5) dup_puts=0 recover1=49µs znode_gone1=2.01s ...
+//	FIGURES scenario=kill9 calls=368677 gets=322664 puts=46013 get_fail=0 put_fail=5(Unavailable:5) dup_puts=0 stall_max=19ms recover1=49µs znode_gone1=2.01s ...
+//
+// stall_max is the longest time the test process went unscheduled while
+// the load ran (beyond a 5ms ticker's period): how much of a call's
+// latency the host, not the code, may have caused.
 //
 // # Running
 //
-// The scenarios need a real ZooKeeper, given by $YRPC_ZK (scripts/test.sh
-// starts one and sets it, with YRPC_ZK_REQUIRED=1). Without it they skip,
-// or fail when YRPC_ZK_REQUIRED=1. ZooKeeperRestart starts a ZooKeeper of
-// its own from /usr/share/java/zookeeper.jar with java on $PATH, and skips
-// without them (fails with YRPC_ZK_REQUIRED=1):
+// The scenarios need a real ZooKeeper, given by $YRPC_ZK, and the
+// ensemble ones the three-node ensemble of $YRPC_ZK_ENSEMBLE and
+// $YRPC_ZK_ENSEMBLE_DIR (scripts/test.sh starts both and sets them, with
+// YRPC_ZK_REQUIRED=1). Without them they skip, or fail when
+// YRPC_ZK_REQUIRED=1. ZooKeeperLeaderKill holds the ensemble exclusively
+// (see internal/zktest) and starts the killed node again before it ends.
+// ZooKeeperRestart starts a ZooKeeper of its own from
+// /usr/share/java/zookeeper.jar with java on $PATH, and skips without them
+// (fails with YRPC_ZK_REQUIRED=1):
 //
-//	eval "$(scripts/zk.sh start)"
+//	eval "$(scripts/zk.sh start)"; eval "$(scripts/zk.sh ensemble-start)"
 //	go test ./rt/fault/suite -v -run . | grep FIGURES
-//	scripts/zk.sh stop
+//	scripts/zk.sh stop; scripts/zk.sh ensemble-stop
 //
 // The soak runs only when asked, for at least two minutes of steady load
 // with periodic faults (delays and aborts sent as per-call fault metadata,

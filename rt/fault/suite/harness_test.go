@@ -44,17 +44,18 @@ func waitFor(limit time.Duration, cond func() bool) (time.Duration, bool) {
 // cluster is the provider processes of one test, registered under a root
 // of their own, and the directory of their put logs and stderr.
 type cluster struct {
-	t     *testing.T
-	zk    string // ZooKeeper servers for providers and consumers
-	root  string
-	dir   string
-	mu    sync.Mutex
-	procs map[string]*proc // by name; the latest process of that name
+	t       *testing.T
+	zk      string        // ZooKeeper servers for providers and consumers, comma-separated
+	session time.Duration // their ZooKeeper session timeout; set before starting any
+	root    string
+	dir     string
+	mu      sync.Mutex
+	procs   map[string]*proc // by name; the latest process of that name
 }
 
 func newCluster(t *testing.T, zk string) *cluster {
 	root := fmt.Sprintf("/yrpc-suite/%s-%d", strings.NewReplacer("/", "-", " ", "_").Replace(t.Name()), time.Now().UnixNano())
-	c := &cluster{t: t, zk: zk, root: root, dir: t.TempDir(), procs: map[string]*proc{}}
+	c := &cluster{t: t, zk: zk, session: providerSession, root: root, dir: t.TempDir(), procs: map[string]*proc{}}
 	t.Cleanup(func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -110,6 +111,7 @@ func (c *cluster) start(name string, o provOpts) *proc {
 	cmd.Env = append(os.Environ(),
 		envProvider+"="+name, envAddr+"="+o.addr, envZK+"="+c.zk, envRoot+"="+c.root,
 		envPutLog+"="+filepath.Join(c.dir, name+".puts"), envFaults+"="+o.faults, envFaultMD+"="+md, envCycle+"="+o.cycle,
+		envSession+"="+c.session.String(),
 		"GORACE=halt_on_error=1")
 	logf, err := os.OpenFile(filepath.Join(c.dir, name+".log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -250,7 +252,7 @@ func (c *cluster) newConsumer(zk string) *consumer {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	reg, err := zkreg.New(ctx, zkreg.Options{Servers: strings.Split(zk, ","), Root: c.root, SessionTimeout: providerSession})
+	reg, err := zkreg.New(ctx, zkreg.Options{Servers: strings.Split(zk, ","), Root: c.root, SessionTimeout: c.session})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -350,7 +352,7 @@ func (c *cluster) watchZnodes() *znodes {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	reg, err := zkreg.New(ctx, zkreg.Options{Servers: strings.Split(c.zk, ","), Root: c.root, SessionTimeout: providerSession})
+	reg, err := zkreg.New(ctx, zkreg.Options{Servers: strings.Split(c.zk, ","), Root: c.root, SessionTimeout: c.session})
 	if err != nil {
 		c.t.Fatal(err)
 	}

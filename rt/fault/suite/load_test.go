@@ -24,6 +24,9 @@ type loadOpts struct {
 	// then counts as injected, not as a caller failure.
 	ctx    func(rnd *rand.Rand, ctx context.Context) (_ context.Context, inject bool)
 	idBase int64 // Put ids are idBase+1, idBase+2, ...
+	// timeout, when set, replaces the schema's call timeout (1s for Get and
+	// Put) with rt.WithCallTimeout.
+	timeout time.Duration
 }
 
 // load calls Get (and Put with unique ids) from many goroutines until
@@ -38,6 +41,7 @@ type load struct {
 	idBase                  int64
 	putOK                   []uint64 // bit id-idBase-1: acknowledged (a bitset keeps the soak's heap flat)
 	lastErr                 string
+	stallMax                atomic.Int64 // longest freeze of this process seen (see watchStalls)
 	served                  sync.Map     // provider name -> *atomic.Int64
 	mark, firstOK, lastFail atomic.Int64 // unix nanos
 	nextID                  atomic.Int64
@@ -56,6 +60,12 @@ func startLoad(k *consumer, o loadOpts) *load {
 	l := &load{start: time.Now(), putFail: map[rt.Code]int{}, cancel: cancel}
 	l.idBase = o.idBase
 	l.nextID.Store(o.idBase)
+	var opts []rt.CallOption
+	if o.timeout > 0 {
+		opts = append(opts, rt.WithCallTimeout(o.timeout))
+	}
+	l.wg.Add(1)
+	go l.watchStalls(ctx)
 	for w := range o.workers {
 		l.wg.Add(1)
 		go func() {
@@ -68,10 +78,10 @@ func startLoad(k *consumer, o loadOpts) *load {
 				}
 				if o.putEvery > 0 && rnd.IntN(o.putEvery) == 0 {
 					id := l.nextID.Add(1)
-					e, err := k.store.Put(cctx, &tourrpc.Entry{ID: id, Value: "x"})
+					e, err := k.store.Put(cctx, &tourrpc.Entry{ID: id, Value: "x"}, opts...)
 					l.done(ctx, true, inject, id, e, err)
 				} else {
-					e, err := k.store.Get(cctx, &tourrpc.Key{ID: rnd.Int64N(10_000)})
+					e, err := k.store.Get(cctx, &tourrpc.Key{ID: rnd.Int64N(10_000)}, opts...)
 					l.done(ctx, false, inject, 0, e, err)
 				}
 			}
@@ -122,6 +132,34 @@ func (l *load) done(ctx context.Context, put, inject bool, id int64, e *tourrpc.
 		l.putFail[rt.CodeOf(err)]++
 	} else {
 		l.getFail.Add(1)
+	}
+}
+
+// stallTick is the period of watchStalls' ticker.
+const stallTick = 5 * time.Millisecond
+
+// watchStalls records in stallMax the longest time beyond stallTick that
+// this process went without running its ticker goroutine while the load
+// runs: a measure of freezes (on a loaded two-core machine every process
+// on the host has been seen to stop for most of a second at once), which
+// calls of a short timeout cannot survive whatever the code under test
+// does.
+func (l *load) watchStalls(ctx context.Context) {
+	defer l.wg.Done()
+	tick := time.NewTicker(stallTick)
+	defer tick.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		if gap := int64(now.Sub(last) - stallTick); gap > l.stallMax.Load() {
+			l.stallMax.Store(gap)
+		}
+		last = now
 	}
 }
 
@@ -220,6 +258,7 @@ func (l *load) check(t *testing.T, strictPuts bool) {
 // shows, with extra "name=value" fields.
 func figures(t *testing.T, scenario string, l *load, dups int, extra ...string) {
 	_, pf := l.putFailures()
-	t.Logf("FIGURES scenario=%s calls=%d gets=%d puts=%d get_fail=%d put_fail=%s dup_puts=%d %s",
-		scenario, l.calls(), l.gets.Load(), l.puts.Load(), l.getFail.Load(), pf, dups, strings.Join(extra, " "))
+	t.Logf("FIGURES scenario=%s calls=%d gets=%d puts=%d get_fail=%d put_fail=%s dup_puts=%d stall_max=%s %s",
+		scenario, l.calls(), l.gets.Load(), l.puts.Load(), l.getFail.Load(), pf, dups,
+		ms(time.Duration(l.stallMax.Load())), strings.Join(extra, " "))
 }

@@ -34,10 +34,11 @@ const (
 	envFaults   = "YRPC_SUITE_FAULTS"      // "Method:fraction:rule|..." (rule as fault.Parse)
 	envFaultMD  = "YRPC_SUITE_FAULT_MD"    // "1": apply fault rules from call metadata
 	envCycle    = "YRPC_SUITE_FAULT_CYCLE" // e.g. "10s": envFaults on for a period, off for the next
+	envSession  = "YRPC_SUITE_SESSION"     // ZooKeeper session timeout, e.g. "2s"
 )
 
-// providerSession is the ZooKeeper session timeout of providers and
-// consumers: short, so that a killed provider's node goes soon.
+// providerSession is the default ZooKeeper session timeout of providers
+// and consumers: short, so that a killed provider's node goes soon.
 const providerSession = 2 * time.Second
 
 func TestMain(m *testing.M) {
@@ -80,11 +81,15 @@ func providerMain(name string) int {
 		}
 		go cycleFaults(ctx, inj, rules, period)
 	}
+	session, err := time.ParseDuration(os.Getenv(envSession))
+	if err != nil || session <= 0 {
+		return fail(fmt.Errorf("suite: bad %s %q", envSession, os.Getenv(envSession)))
+	}
 	regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	reg, err := zkreg.New(regCtx, zkreg.Options{
 		Servers:        strings.Split(os.Getenv(envZK), ","),
 		Root:           os.Getenv(envRoot),
-		SessionTimeout: providerSession,
+		SessionTimeout: session,
 		Logger:         logger,
 	})
 	cancel()

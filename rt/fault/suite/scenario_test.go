@@ -14,8 +14,10 @@ import (
 
 // TestKill9 kills providers with SIGKILL under load: first one of three,
 // then another, leaving one.
-func TestKill9(t *testing.T) {
-	c := newCluster(t, zktest.Addr(t))
+func TestKill9(t *testing.T) { kill9(t, "kill9", zktest.Addr(t)) }
+
+func kill9(t *testing.T, name, zk string) {
+	c := newCluster(t, zk)
 	ps := c.startN(3)
 	z := c.watchZnodes()
 	k := c.newConsumer("")
@@ -39,13 +41,30 @@ func TestKill9(t *testing.T) {
 	if n := l.servedBy(ps[2].name); n == 0 {
 		t.Errorf("the last provider served no calls")
 	}
-	figures(t, "kill9", l, dups, extra...)
+	figures(t, name, l, dups, extra...)
 }
 
 // TestZooKeeperRestart stops the suite's own ZooKeeper under load for
 // longer than the session timeout and starts it again with its data kept.
 // The providers keep serving from the consumer's cache, and everybody's
 // view converges.
+//
+// The guarantee is that no call fails because of the registry: with
+// ZooKeeper down or restarting, every call still goes to a provider the
+// consumer knows. A call can still miss a short deadline when the host
+// freezes: on a loaded two-core machine the suite has seen the consumer
+// and all three providers stop together for up to 0.9s around
+// ZooKeeper's stop and start, and a call in flight then misses a 1s
+// deadline whatever the registry does. (CI once saw 5 Gets and 2 Puts fail
+// with DeadlineExceeded; reproduced with disk and CPU load beside the
+// test, the failed calls had all waited on one live provider, none was
+// refused or sent to a stale address, and the same load without a
+// ZooKeeper restart failed none.) So the calls of this scenario get
+// restartCallTimeout instead: a freeze shorter than that costs latency,
+// not calls, and the figures report the test process's longest freeze
+// (stall_max). Registry faults still fail calls: a consumer without
+// providers answers Unavailable at once, and an attempt sent to an address
+// nobody serves fails.
 func TestZooKeeperRestart(t *testing.T) { zkRestart(t, false) }
 
 // TestZooKeeperRestartWiped is TestZooKeeperRestart with an empty data dir,
@@ -58,6 +77,10 @@ func TestZooKeeperRestart(t *testing.T) { zkRestart(t, false) }
 // providers.
 func TestZooKeeperRestartWiped(t *testing.T) { zkRestart(t, true) }
 
+// restartCallTimeout is the call timeout of the scenarios that stop or
+// kill ZooKeeper servers (see TestZooKeeperRestart).
+const restartCallTimeout = 10 * time.Second
+
 func zkRestart(t *testing.T, wipe bool) {
 	zk := zktest.StartServer(t)
 	c := newCluster(t, zk.Addr())
@@ -65,7 +88,7 @@ func zkRestart(t *testing.T, wipe bool) {
 	z := c.watchZnodes()
 	k := c.newConsumer("")
 	k.waitProviders(t, 20*time.Second, ps...)
-	l := startLoad(k, loadOpts{})
+	l := startLoad(k, loadOpts{timeout: restartCallTimeout})
 	l.run(500 * time.Millisecond)
 
 	name := map[bool]string{true: "zk_restart_wiped", false: "zk_restart_kept"}[wipe]
