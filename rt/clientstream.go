@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -16,9 +17,11 @@ import (
 // The stream goes to one provider, picked as a unary call's first attempt
 // is (balancer, breaker); opening it is tried on other providers while it
 // provably did not reach one (no connection, a provider without streams,
-// a refusal), never once it is open: a stream is not retried after its
-// first message may have gone. ctx governs the whole stream: cancel it,
-// or read to io.EOF, to end it. The method's timeout bounds the stream.
+// a refusal). A server stream whose method has a retry policy is also
+// tried again elsewhere, with its one request, when it fails before its
+// first response reaches the caller (as the schema's Retry promises);
+// other streams are not retried once open. ctx governs the whole stream:
+// cancel it, or read to io.EOF, to end it. The method's timeout bounds it.
 func (c *Client) NewStream(ctx context.Context, sd *ServiceDesc, m int, opts ...CallOption) (ClientStreamer, error) {
 	if m < 0 || m >= len(sd.Methods) || sd.Methods[m].Stream == NotStream {
 		return nil, Errorf(Internal, "new stream of %s: method index %d is not a stream method", sd.Name, m)
@@ -31,9 +34,7 @@ func (c *Client) NewStream(ctx context.Context, sd *ServiceDesc, m int, opts ...
 	for _, f := range opts {
 		f(&o)
 	}
-	open := func(ctx context.Context, info *CallInfo) (ClientStreamer, error) {
-		return c.openStream(ctx, st, info, &o)
-	}
+	open := func(ctx context.Context, info *CallInfo) (ClientStreamer, error) { return c.openStream(ctx, st, info, &o) }
 	if len(c.o.streamInterceptors) > 0 {
 		open = chainStreamClient(c.o.streamInterceptors, open)
 	}
@@ -54,91 +55,125 @@ func (c *Client) openStream(ctx context.Context, st *svcState, info *CallInfo, o
 	if tag := o.tagKey; tag != "" {
 		v = v.withTag(tag, o.tagValue, start)
 	}
-	var key []byte // a stream's request is not known when it opens: only WithHashKey
-	if o.hasHashKey {
-		key = o.hashKey
+	s := &clientStream{c: c, st: st, info: info, v: v, start: start}
+	if o.hasHashKey { // a stream's request is not known when it opens: only WithHashKey
+		s.pick.Key = o.hashKey
+	}
+	s.pick.Now = start
+	s.tries = 1
+	if m.Stream == ServerStreaming {
+		s.tries = triesFor(faultMode(&m.Policy, o.fault), m.Policy.Retry.Tries, o.tries)
 	}
 	deadline := callDeadline(ctx, m.Policy.Timeout, o.timeout, c.o.timeout)
-	sctx, cancel := ctx, context.CancelFunc(func() {})
+	s.ctx, s.cancel = ctx, context.CancelFunc(func() {})
 	if !deadline.IsZero() {
 		if d, ok := ctx.Deadline(); !ok || deadline.Before(d) {
-			sctx, cancel = context.WithDeadline(ctx, deadline)
+			s.ctx, s.cancel = context.WithDeadline(ctx, deadline)
 		}
 	}
-	var creds MD
 	if cr := c.o.creds; cr != nil {
 		md, err := cr.RequestMetadata(ctx, info)
 		if err != nil {
-			cancel()
+			s.cancel()
 			return nil, &Error{Code: Unauthenticated, Message: m.FullName + ": credentials: " + err.Error(), Cause: err}
 		}
-		creds = md
+		s.creds = md
 	}
-	pi := balance.Info{Key: key, Now: start}
+	if err := s.openNext(); err != nil {
+		s.cancel()
+		if obs := c.o.observer; obs != nil {
+			obs.Observe(metrics.Event{Side: metrics.Client, Service: st.sd.Name, Method: m.Name, Code: CodeOf(err).String(), Latency: c.o.clock.Now().Sub(start)})
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// clientStream is the client's end of an open stream: it turns the
+// connection's stream errors into *Error values, and tries a failed
+// server stream again elsewhere before its first response.
+type clientStream struct {
+	c      *Client
+	st     *svcState
+	info   *CallInfo
+	v      *svcView
+	pick   balance.Info // providers tried
+	creds  MD
+	ctx    context.Context
+	cancel context.CancelFunc
+	start  time.Time
+	tries  int // server streams: how many providers may be tried in all
+	opened int // tries opened
+
+	mu       sync.Mutex
+	cur      *streamTry
+	replay   []byte // a retryable server stream's request, to send again
+	halfDone bool   // CloseSend was called
+	received bool   // a response reached the caller: no more retries
+}
+
+// streamTry is the stream on one provider; it settles with that
+// provider's breaker and the metrics when it ends.
+type streamTry struct {
+	s      *clientStream
+	ep     *endpoint
+	ticket breakerTicket
+	cs     *conn.Stream
+	start  time.Time
+	once   sync.Once
+}
+
+// openNext opens the stream on the next provider the balancer picks,
+// passing over those it provably did not reach.
+func (s *clientStream) openNext() error {
 	var err error
-	for n := 1; n <= maxNotRunAttempts; n++ {
-		ep, i, ticket, perr := v.pick(&pi, start, st.keyName, nil)
+	for range maxNotRunAttempts {
+		ep, i, ticket, perr := s.v.pick(&s.pick, s.start, s.st.keyName, nil)
 		if ep == nil {
 			if err == nil {
 				err = perr
 			}
-			break
+			return unwrapNotSent(err)
 		}
-		pi.Tried = append(pi.Tried, i)
-		cs := &clientStream{c: c, st: st, info: info, ep: ep, ticket: ticket, ctx: sctx, cancel: cancel, start: start}
-		if err = cs.open(n, creds); err == nil {
-			return cs, nil
+		s.pick.Tried = append(s.pick.Tried, i)
+		s.opened++
+		t := &streamTry{s: s, ep: ep, ticket: ticket, start: s.c.o.clock.Now()}
+		if err = t.open(s.opened); err == nil {
+			s.mu.Lock()
+			s.cur = t
+			s.mu.Unlock()
+			return nil
 		}
 		if !isNotSent(err) {
 			break
 		}
 	}
-	cancel()
-	err = unwrapNotSent(err)
-	if obs := c.o.observer; obs != nil {
-		obs.Observe(metrics.Event{Side: metrics.Client, Service: st.sd.Name, Method: m.Name, Code: CodeOf(err).String(), Latency: c.o.clock.Now().Sub(start)})
-	}
-	return nil, err
+	return unwrapNotSent(err)
 }
 
-// clientStream is the client's end of an open stream: it turns the
-// connection's stream errors into *Error values, and settles the stream
-// with its provider's breaker and the metrics when it ends.
-type clientStream struct {
-	c      *Client
-	st     *svcState
-	info   *CallInfo
-	ep     *endpoint
-	ticket breakerTicket
-	ctx    context.Context
-	cancel context.CancelFunc
-	start  time.Time
-	cs     *conn.Stream
-	once   sync.Once
-}
-
-// open opens the stream on cs.ep; errors are marked not sent when it
-// did not reach the provider (then the ticket is settled already).
-func (cs *clientStream) open(n int, creds MD) error {
-	c, m := cs.c, cs.info.Method
-	meta := cs.ep.meta.Load()
+// open opens the stream on t.ep; errors are marked not sent when it did
+// not reach the provider (then the ticket is settled already).
+func (t *streamTry) open(n int) error {
+	s := t.s
+	c, m := s.c, s.info.Method
+	meta := t.ep.meta.Load()
 	if meta.tls && c.o.tls == nil {
-		cs.ep.br.Release(cs.ticket)
-		return &errNotSent{Errorf(FailedPrecondition, "%s: provider %s requires TLS: configure the client with rt.WithTLS", m.FullName, cs.ep.addr)}
+		t.ep.br.Release(t.ticket)
+		return &errNotSent{Errorf(FailedPrecondition, "%s: provider %s requires TLS: configure the client with rt.WithTLS", m.FullName, t.ep.addr)}
 	}
-	md := requestMD(nil, cs.ctx, c.o.app, n, cs.st.keyMD, creds, meta.token)
-	req := conn.Request{Method: m.ID, Name: m.FullName, Deadline: deadlineOf(cs.ctx), MD: md, MaxMessage: m.Policy.MaxMessageSize}
-	pc, err := cs.ep.pool.Get(cs.ctx)
+	md := requestMD(nil, s.ctx, c.o.app, n, s.st.keyMD, s.creds, meta.token)
+	req := conn.Request{Method: m.ID, Name: m.FullName, Deadline: deadlineOf(s.ctx), MD: md, MaxMessage: m.Policy.MaxMessageSize}
+	pc, err := t.ep.pool.Get(s.ctx)
 	if err == nil {
-		cs.ep.active.Add(1)
-		cs.cs, err = pc.OpenStream(cs.ctx, &req, cs.ended)
+		t.ep.active.Add(1)
+		t.cs, err = pc.OpenStream(s.ctx, &req, t.ended)
 		if err != nil {
-			cs.ep.active.Add(-1)
+			t.ep.active.Add(-1)
 		}
 	}
 	if err != nil {
 		err = fromConn(err)
-		settle(cs.ep, cs.ticket, err, nil, c.o.clock.Now())
+		settle(t.ep, t.ticket, err, nil, c.o.clock.Now())
 		return err
 	}
 	return nil
@@ -149,33 +184,123 @@ func deadlineOf(ctx context.Context) time.Time {
 	return d
 }
 
-// ended is called once by the connection when the stream ends.
-func (cs *clientStream) ended(end error) {
-	cs.once.Do(func() {
-		cs.ep.active.Add(-1)
-		now := cs.c.o.clock.Now()
+// ended is called once by the connection when the try's stream ends.
+func (t *streamTry) ended(end error) {
+	t.once.Do(func() {
+		s := t.s
+		t.ep.active.Add(-1)
+		now := s.c.o.clock.Now()
 		var err error
 		if end != io.EOF {
 			err = fromConn(end)
 		}
-		settle(cs.ep, cs.ticket, err, nil, now)
-		if obs := cs.c.o.observer; obs != nil {
-			obs.Observe(metrics.Event{Side: metrics.Client, Service: cs.st.sd.Name, Method: cs.info.Method.Name, Instance: cs.ep.addr,
-				Code: CodeOf(err).String(), Latency: now.Sub(cs.start)})
+		settle(t.ep, t.ticket, err, nil, now)
+		if obs := s.c.o.observer; obs != nil {
+			obs.Observe(metrics.Event{Side: metrics.Client, Service: s.st.sd.Name, Method: s.info.Method.Name, Instance: t.ep.addr,
+				Code: CodeOf(err).String(), Latency: now.Sub(t.start)})
 		}
-		cs.cancel()
 	})
 }
 
-func (cs *clientStream) Context() context.Context { return cs.ctx }
+func (s *clientStream) try() *streamTry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}
 
-func (cs *clientStream) SendMsg(m Message) error { return streamError(cs.cs.Send(m)) }
+func (s *clientStream) Context() context.Context { return s.ctx }
 
-func (cs *clientStream) RecvMsg(m Message) error { return streamError(cs.cs.Recv(m)) }
+// SendMsg sends m. A message the stream cannot take (over the method's
+// MaxMessageSize or the server's frame size) ends the stream, as gRPC
+// does: the server's handler is canceled, and the error is returned.
+func (s *clientStream) SendMsg(m Message) error {
+	t := s.try()
+	s.mu.Lock()
+	if s.tries > 1 && s.replay == nil && !s.received {
+		s.replay = m.MarshalAppend(nil) // the one request, should a retry need it
+	}
+	s.mu.Unlock()
+	err := streamError(t.cs.Send(m))
+	if CodeOf(err) == ResourceExhausted && !IsRemote(err) {
+		e := unwrapNotSent(err).(*Error)
+		t.cs.Reset(uint8(e.Code), e.Message, &conn.Error{Code: uint8(e.Code), Message: e.Message})
+	}
+	return err
+}
 
-func (cs *clientStream) CloseSend() error { return streamError(cs.cs.CloseSend()) }
+// RecvMsg receives the next message; io.EOF at the end. A server stream
+// that fails before its first response is tried on another provider
+// while its policy allows.
+func (s *clientStream) RecvMsg(m Message) error {
+	for {
+		t := s.try()
+		err := t.cs.Recv(m)
+		switch {
+		case err == nil:
+			s.mu.Lock()
+			s.received = true
+			s.mu.Unlock()
+			return nil
+		case err == io.EOF:
+			s.cancel()
+			return err
+		}
+		err = fromConn(err)
+		if s.retry(err) {
+			continue
+		}
+		s.cancel()
+		return err
+	}
+}
 
-func (cs *clientStream) Trailer() MD { return MD(cs.cs.Trailer()) }
+// retry tries the stream again on another provider after err, when the
+// stream is a server stream with tries left that has received nothing,
+// sent its request and half-closed, and err is worth a retry; it reports
+// whether the new try is open.
+func (s *clientStream) retry(err error) bool {
+	s.mu.Lock()
+	replay, ok := s.replay, !s.received && s.replay != nil && s.halfDone && s.opened < s.tries
+	s.mu.Unlock()
+	if !ok || !retryableCode(CodeOf(err)) || s.ctx.Err() != nil {
+		return false
+	}
+	now := s.c.o.clock.Now()
+	if !s.st.budget.retry(now) {
+		return false
+	}
+	if d := backoff(s.info.Method.Policy.Retry, s.opened, rand.Float64()); d > 0 {
+		select {
+		case <-s.c.o.clock.After(d):
+		case <-s.ctx.Done():
+			return false
+		}
+	}
+	if s.openNext() != nil {
+		return false
+	}
+	t := s.try()
+	if t.cs.Send(rawMessage(replay)) != nil || t.cs.CloseSend() != nil {
+		return false
+	}
+	return true
+}
+
+func (s *clientStream) CloseSend() error {
+	s.mu.Lock()
+	s.halfDone = true
+	s.mu.Unlock()
+	return streamError(s.try().cs.CloseSend())
+}
+
+func (s *clientStream) Trailer() MD { return MD(s.try().cs.Trailer()) }
+
+// rawMessage is a message already encoded.
+type rawMessage []byte
+
+func (r rawMessage) Size() int                     { return len(r) }
+func (r rawMessage) MarshalAppend(b []byte) []byte { return append(b, r...) }
+func (r rawMessage) Unmarshal([]byte) error        { return errors.New("rt: rawMessage is for sending") }
 
 // streamError turns a connection stream's error into an *Error, leaving
 // nil and io.EOF alone.

@@ -121,7 +121,10 @@ func (c *serverConn) handshake() (wire.Peer, error) {
 	c.comp = peer.Features.Has(wire.FeatureLZ4)
 	c.limits = peer.Settings
 	if peer.Features.Has(wire.FeatureStreams) {
-		c.sc = stream.NewConn(c.w, peer.Settings, o.settings(uint32(o.limits.MaxCallsPerConn)))
+		sc := stream.NewConn(c.w, peer.Settings, o.settings(uint32(o.limits.MaxCallsPerConn)))
+		c.mu.Lock() // close reads it from another goroutine
+		c.sc = sc
+		c.mu.Unlock()
 	}
 	_ = c.raw.SetWriteDeadline(time.Time{})
 	return peer, c.raw.SetReadDeadline(deadlineIn(o.limits.FirstFrameTimeout))
@@ -725,7 +728,7 @@ func (c *serverConn) close(err error) {
 		}
 		c.stall.Stop()
 		c.mu.Lock()
-		streams := c.streams
+		streams, sc := c.streams, c.sc
 		c.streams = map[uint32]*serverStream{}
 		c.mu.Unlock()
 		for _, ss := range streams {
@@ -734,8 +737,8 @@ func (c *serverConn) close(err error) {
 			// its context ended.
 			ss.reset(Errorf(Unavailable, "%s: server closing", ss.me.info.Method.FullName), true)
 		}
-		if c.sc != nil {
-			c.sc.Fail(err)
+		if sc != nil {
+			sc.Fail(err)
 		}
 		if w := c.writer(); w != nil {
 			// Let queued responses (e.g. GOAWAY) go out before closing.

@@ -53,7 +53,14 @@ func (ss *serverStream) SendMsg(m Message) error {
 func (ss *serverStream) RecvMsg(m Message) error {
 	err := ss.s.Recv(m)
 	switch {
-	case err == nil, err == io.EOF:
+	case err == nil:
+		if v, ok := m.(Validator); ok {
+			if err := v.Validate(); err != nil {
+				return &Error{Code: InvalidArgument, Message: err.Error(), Cause: err}
+			}
+		}
+		return nil
+	case err == io.EOF:
 		return err
 	case errors.Is(err, stream.ErrCanceled):
 		return ctxError(ss.ctx.Err(), ss.me.info.Method.FullName)

@@ -143,6 +143,9 @@ func (s *GenericClientStream[Req, Res]) CloseAndRecv() (*Res, error) {
 		return nil, err
 	}
 	m, err := s.Recv()
+	if err == io.EOF {
+		return nil, Errorf(Internal, "client stream: the server ended the stream without a response")
+	}
 	if err != nil {
 		return nil, err
 	}

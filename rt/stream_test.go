@@ -398,15 +398,21 @@ func TestStreamMaxMessageSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cs.SendMsg(big); rt.CodeOf(err) != rt.ResourceExhausted {
-		t.Fatalf("client send over the limit: %v, want ResourceExhausted", err)
-	}
 	cs.SendMsg(&msg{S: "small"})
 	var m msg
 	if err := cs.RecvMsg(&m); err != nil || m.S != "small" {
-		t.Fatalf("the stream after a refused send: %q, %v", m.S, err)
+		t.Fatalf("the stream before: %q, %v", m.S, err)
 	}
-	cs.CloseSend()
+	if err := cs.SendMsg(big); rt.CodeOf(err) != rt.ResourceExhausted {
+		t.Fatalf("client send over the limit: %v, want ResourceExhausted", err)
+	}
+	// As gRPC: the stream is over, and the server's handler told.
+	if err := cs.RecvMsg(&m); rt.CodeOf(err) != rt.ResourceExhausted {
+		t.Fatalf("the stream after a refused send: %v, want its end (ResourceExhausted)", err)
+	}
+	if err := <-feed.ended; !errors.Is(err, context.Canceled) && rt.CodeOf(err) != rt.Canceled && rt.CodeOf(err) != rt.ResourceExhausted {
+		t.Fatalf("the handler ended with %v, want its stream reset", err)
+	}
 
 	// A client that does not know the limit.
 	s, err := stream(ctxT(t), e.cli, 2)

@@ -134,7 +134,7 @@ func (s *Stream) Send(m Message) error {
 	}
 	h := wire.Header{Type: wire.TypeStreamMessage, ID: s.id}
 	if fs := wire.FrameSize(&h, nil, size); fs > s.c.peerMaxFrame {
-		return fmt.Errorf("message of %d bytes exceeds the peer's max frame size %d", fs, s.c.peerMaxFrame)
+		return fmt.Errorf("%w: a frame of %d bytes, the peer's max frame size is %d", ErrTooLarge, fs, s.c.peerMaxFrame)
 	}
 	cost := wire.MessageCost(size)
 	for {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,22 +13,13 @@ import (
 	"github.com/yrpc/yrpc/rt"
 )
 
-// The tests below state what generated stream code should see from the
-// runtime and does not yet: each fails on today's rt. They are skipped
-// unless YRPC_RT_DEFECTS is set, so that the package's tests stay green
-// until rt is fixed; remove the skip with the fix.
-func runtimeDefect(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("YRPC_RT_DEFECTS") == "" {
-		t.Skip("rt defect (set YRPC_RT_DEFECTS=1 to run): " + what)
-	}
-}
+// The tests below state what generated stream code sees from the runtime
+// in the corner cases where it once failed: each failed before its fix.
 
 // The server validates every request before the handler sees it, as it
 // does for unary calls (Last answers InvalidArgument); stream messages are
 // not validated.
-func TestDefectStreamMessagesValidated(t *testing.T) {
-	runtimeDefect(t, "the server does not Validate stream messages")
+func TestStreamMessagesValidated(t *testing.T) {
 	e := start(t)
 	if _, err := e.feed.Last(ctxT(t), &streamsrpc.Topic{}); rt.CodeOf(err) != rt.InvalidArgument {
 		t.Fatalf("unary Last with an empty name: %v, want InvalidArgument", err)
@@ -49,8 +39,7 @@ func TestDefectStreamMessagesValidated(t *testing.T) {
 // error, the stream keeps its slot (Active stays 1) and the server's
 // handler waits for the request until the caller's context ends. gRPC-Go
 // ends a stream whose SendMsg fails.
-func TestDefectFailedSendEndsStream(t *testing.T) {
-	runtimeDefect(t, "a stream whose Send fails locally is not ended")
+func TestStreamFailedSendEndsStream(t *testing.T) {
 	e := start(t)
 	ctx := ctxT(t)
 	if _, err := e.feed.Watch(ctx, &streamsrpc.Topic{Name: strings.Repeat("x", 5<<20)}); err == nil {
@@ -80,8 +69,7 @@ func (noAnswer) Upload(rt.ClientStreamingServer[streamsrpc.Chunk, streamsrpc.Sum
 // client io.EOF from CloseAndRecv, with a nil response; gRPC-Go answers
 // Internal (a cardinality violation), as a unary handler returning a nil
 // response gets here.
-func TestDefectClientStreamWithoutResponse(t *testing.T) {
-	runtimeDefect(t, "CloseAndRecv returns io.EOF when the server sent no response")
+func TestStreamClientStreamWithoutResponse(t *testing.T) {
 	e := start(t, noAnswer{})
 	s, err := e.feed.Upload(ctxT(t))
 	if err != nil {
@@ -107,8 +95,7 @@ func (down) Watch(*streamsrpc.Topic, rt.ServerStreamingServer[streamsrpc.Tick]) 
 // provider fails before the first response reaches the caller is retried
 // on another provider (schema/rpc.ServerStream). rt only retries the
 // opening of a stream, while it provably did not reach a provider.
-func TestDefectServerStreamRetriedBeforeFirstResponse(t *testing.T) {
-	runtimeDefect(t, "a server stream is not retried before its first response")
+func TestStreamServerStreamRetriedBeforeFirstResponse(t *testing.T) {
 	e := start(t, down{}, newFeed("up"))
 	ctx := ctxT(t)
 	for i := range 20 { // the topics hash to both providers
@@ -128,8 +115,7 @@ func TestDefectServerStreamRetriedBeforeFirstResponse(t *testing.T) {
 // after the client has its preface, and serverConn.close reads it on the
 // goroutine of Close. Run with -race: each round opens a stream, which
 // completes the client's handshake, and closes the server at once.
-func TestDefectCloseRacesHandshake(t *testing.T) {
-	runtimeDefect(t, "Server.Close races with a connection's handshake (run with -race)")
+func TestCloseRacesHandshake(t *testing.T) {
 	for range 50 {
 		lis, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
