@@ -502,3 +502,11 @@ type zkLogger struct{ l *slog.Logger }
 func (z zkLogger) Printf(format string, args ...any) {
 	z.l.Debug("zk: " + fmt.Sprintf(format, args...))
 }
+
+// Connected reports whether the registry has a ZooKeeper session right
+// now (for health checks and gauges). While it has none, watchers keep
+// their last snapshots and registrations are restored on reconnection.
+func (r *Registry) Connected() bool {
+	c := r.conn()
+	return c != nil && c.State() == zk.StateHasSession
+}

@@ -120,3 +120,14 @@ func (p *Pool) Each(f func(*Conn)) {
 func (p *Pool) Close(err error) {
 	p.Each(func(c *Conn) { c.fail(err) })
 }
+
+// Open returns how many of the pool's connections are open.
+func (p *Pool) Open() int {
+	n := 0
+	p.Each(func(c *Conn) {
+		if c.usable() {
+			n++
+		}
+	})
+	return n
+}
