@@ -81,6 +81,9 @@ func (k *call) do(ctx context.Context, req, resp Message) error {
 func (k *call) run() error {
 	m, now := k.info.Method, k.start
 	pol := &m.Policy
+	if lim := k.st.limits[k.info.Index]; lim != nil && !lim.Allow(now) {
+		return Errorf(ResourceExhausted, "%s: the client's rate limit for the method is exceeded (not sent)", m.FullName)
+	}
 	v := k.st.current(now)
 	if v == nil || len(v.eps) == 0 && v.draining == 0 {
 		// Discovery is not charged to the method's timeout: its wait is

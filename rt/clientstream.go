@@ -34,7 +34,9 @@ func (c *Client) NewStream(ctx context.Context, sd *ServiceDesc, m int, opts ...
 	for _, f := range opts {
 		f(&o)
 	}
-	open := func(ctx context.Context, info *CallInfo) (ClientStreamer, error) { return c.openStream(ctx, st, info, &o) }
+	open := func(ctx context.Context, info *CallInfo) (ClientStreamer, error) {
+		return c.openStream(ctx, st, info, &o)
+	}
 	if len(c.o.streamInterceptors) > 0 {
 		open = chainStreamClient(c.o.streamInterceptors, open)
 	}

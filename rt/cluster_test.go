@@ -769,3 +769,30 @@ func TestNotServingProviderGetsNoCalls(t *testing.T) {
 		t.Fatal("the provider serves again but gets no calls")
 	}
 }
+
+// A client-side rate limit refuses calls beyond it locally, with
+// ResourceExhausted: they never reach a provider, nor its breaker.
+func TestClientRateLimit(t *testing.T) {
+	c := newCluster(t, 1, rt.WithMethodRateLimit("test.Echo/Echo", 1, 2))
+	got := map[rt.Code]int{}
+	for range 5 {
+		_, err := call(ctxT(t), c.cli, &testDesc, 0, "x")
+		got[rt.CodeOf(err)]++
+	}
+	if got[rt.OK] != 2 || got[rt.ResourceExhausted] != 3 || c.impls[0].calls.Load() != 2 {
+		t.Fatalf("codes %v, %d calls served; want 2 OK (the burst) and 3 refused locally", got, c.impls[0].calls.Load())
+	}
+	c.clock.Advance(time.Second) // one more token
+	if _, err := call(ctxT(t), c.cli, &testDesc, 0, "x"); err != nil {
+		t.Fatalf("a second later: %v", err)
+	}
+	if ps := c.cli.Providers(&testDesc); ps[0].Breaker != "closed" {
+		t.Fatalf("breaker %q after local refusals, want closed", ps[0].Breaker)
+	}
+	// Another method is not limited.
+	for range 5 {
+		if _, err := call(ctxT(t), c.cli, &testDesc, 2, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/yrpc/yrpc/breaker"
+	"github.com/yrpc/yrpc/limiter"
 	"github.com/yrpc/yrpc/rt/balance"
 	"github.com/yrpc/yrpc/rt/internal/conn"
 	"github.com/yrpc/yrpc/rt/registry"
@@ -26,6 +27,7 @@ type svcState struct {
 	keyName    string // key.String(), for errors
 	keyMD      MD     // the group and version calls name, when not the default
 	infos      []CallInfo
+	limits     []*limiter.Bucket // by method index; nil: no client rate limit
 	builder    balance.Builder
 	budget     retryBudget
 	ready      chan struct{} // closed with the first snapshot
@@ -63,8 +65,17 @@ func newSvcState(c *Client, sd *ServiceDesc) (*svcState, error) {
 	}
 	st.budget.init(c.o.retryRatio, c.o.retryFloor)
 	st.infos = make([]CallInfo, len(sd.Methods))
+	st.limits = make([]*limiter.Bucket, len(sd.Methods))
 	for i := range sd.Methods {
-		st.infos[i] = CallInfo{Service: sd, Method: &sd.Methods[i], Index: i}
+		m := &sd.Methods[i]
+		st.infos[i] = CallInfo{Service: sd, Method: m, Index: i}
+		rl, ok := c.o.methodLimits[m.FullName]
+		if !ok {
+			rl = m.Policy.ClientRateLimit
+		}
+		if rl.Rate > 0 {
+			st.limits[i] = limiter.NewBucket(rl.Rate, max(rl.Burst, 1))
+		}
 	}
 	stop, err := c.reg.Watch(key, st.update)
 	if err != nil {
