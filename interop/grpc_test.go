@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/yrpc/yrpc/interop"
@@ -108,6 +109,7 @@ func TestGRPCGoClient(t *testing.T) {
 						t.Errorf("%s (-sent +echoed):\n%s", name, diff)
 					}
 				}
+				check("Touch (oneway)", &emptypb.Empty{}, func() (proto.Message, error) { return c.Touch(ctx, &pb.TouchUser{Id: 3, At: at}) })
 				check("Echo", scalars(), func() (proto.Message, error) { return c.Echo(ctx, scalars()) })
 				check("EchoOptionals", optionals(), func() (proto.Message, error) { return c.EchoOptionals(ctx, optionals()) })
 				check("EchoOptionals(empty)", &pb.Optionals{}, func() (proto.Message, error) { return c.EchoOptionals(ctx, &pb.Optionals{}) })

@@ -28,6 +28,8 @@ func Created() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 5, time.UTC)
 //     sends the context's error to Ended.
 //   - Create returns a user of ID 1 made of the request (which the server
 //     validates first: a name, an email and an address are required).
+//   - Touch (oneway) does nothing; over gRPC it answers
+//     google.protobuf.Empty.
 //   - Echo, EchoOptionals, EchoLists and EchoMaps return their request.
 //   - The other methods answer Unimplemented.
 //
@@ -84,6 +86,12 @@ func (u *Users) Get(ctx context.Context, req *userrpc.GetUser) (*userrpc.User, e
 func (u *Users) Create(ctx context.Context, req *userrpc.CreateUser) (*userrpc.User, error) {
 	echo(ctx)
 	return &userrpc.User{ID: 1, Name: req.Name, Emails: req.Emails, Role: req.Role, Address: req.Address, CreatedAt: Created()}, nil
+}
+
+// Touch implements userrpc.UsersServer.
+func (u *Users) Touch(ctx context.Context, _ *userrpc.TouchUser) error {
+	echo(ctx)
+	return nil
 }
 
 // Echo implements userrpc.UsersServer.
