@@ -22,15 +22,15 @@ const (
 // group and version and without the registry token of
 // WithRegistryToken, while an Authenticator and access rules apply to
 // them as to any service (AccessRules{ReflectionServiceName: ...} limits
-// who may ask). That is what grpcurl, Postman, Envoy's gRPC-JSON
-// transcoder and other languages' reflection clients use to list the
-// services and call them without the .proto files. It answers:
+// who may ask). That is what grpcurl, Postman and the reflection clients
+// of gRPC libraries use to list the services and call them without the
+// .proto files. It answers:
 //
 //   - list_services: the registered services, grpc.health.v1.Health and
 //     the two reflection services, sorted;
 //   - file_by_filename and file_containing_symbol (a service, method,
 //     message, field, oneof, enum or enum value, by its full name such as
-//     "users.Users.Get"): the file, with those of its imports (direct or
+//     "users.Users.Get"): the file (even if sent before), with those of its imports (direct or
 //     not) that the stream has not carried yet. The files are the
 //     ServiceDesc.FileDescriptor of the registered services ("users.proto"
 //     for package users; when two services' files have the same name, the
