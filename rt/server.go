@@ -55,6 +55,7 @@ type Server struct {
 	token     string               // the registry token calls must carry; "" without WithRegistryToken
 	grpc      *grpcServer          // gRPC and gRPC-Web (grpc_*.go); nil with WithGRPC(GRPCOff)
 	health    health               // grpc.health.v1.Health (grpc_health.go)
+	reflect   reflection           // grpc.reflection.v1 and v1alpha (grpc_reflect.go)
 }
 
 type serviceEntry struct {
@@ -123,6 +124,7 @@ func NewServer(opts ...ServerOption) *Server {
 	}
 	s.grpc = newGRPCServer(s)
 	s.health.init(s)
+	s.reflect.init(s)
 	return s
 }
 
@@ -233,7 +235,10 @@ func (s *Server) lookup(id uint32) (*serviceEntry, *methodEntry) {
 			return se, &se.methods[i]
 		}
 	}
-	return s.health.lookup(id)
+	if se, me := s.health.lookup(id); me != nil {
+		return se, me
+	}
+	return s.reflect.lookup(id)
 }
 
 // Serve accepts connections on lis and serves them until Shutdown or Close,
