@@ -113,7 +113,7 @@ type clientStream struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	start  time.Time
-	cs     *conn.Stream
+	cs     connStream
 	once   sync.Once
 }
 
@@ -128,10 +128,10 @@ func (cs *clientStream) open(n int, creds MD) error {
 	}
 	md := requestMD(nil, cs.ctx, c.o.app, n, cs.st.keyMD, creds, meta.token)
 	req := conn.Request{Method: m.ID, Name: m.FullName, Deadline: deadlineOf(cs.ctx), MD: md, MaxMessage: m.Policy.MaxMessageSize}
-	pc, err := cs.ep.pool.Get(cs.ctx)
+	pc, err := cs.ep.tr.get(cs.ctx)
 	if err == nil {
 		cs.ep.active.Add(1)
-		cs.cs, err = pc.OpenStream(cs.ctx, &req, cs.ended)
+		cs.cs, err = pc.openStream(cs.ctx, &req, cs.ended)
 		if err != nil {
 			cs.ep.active.Add(-1)
 		}
