@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -215,16 +216,30 @@ func (c *Conn) lostError(ctx context.Context, name string, err error) *conn.Erro
 }
 
 // failed is the error of a call whose RoundTrip failed with err; wrote
-// says whether its headers were written. One that did not leave is not
-// sent (a canceled context aside: its race with the write is not worth
-// claiming), and then the connection, unless still usable, is retired.
+// says whether its headers were written. One that did not leave, or that
+// the server did not process, is not sent (a canceled context aside: its
+// race with the write is not worth claiming). The connection then takes
+// no more calls when it has no slot left (RoundTrip waits for one while
+// the connection lives): the server sent it away, or it is closed.
 func (c *Conn) failed(ctx context.Context, name string, err error, wrote bool) error {
 	e := c.lostError(ctx, name, err)
-	if wrote || ctx.Err() != nil {
+	if wrote && !unprocessed(err) || ctx.Err() != nil {
 		return e
 	}
-	if !c.usable() {
+	if c.cc.Err() != nil || c.cc.Available() == 0 {
 		c.retire()
 	}
 	return &conn.NotSent{Err: e}
+}
+
+// unprocessed reports whether err is net/http's report that the server
+// did not process a request whose headers went out: a stream above the
+// last one a GOAWAY admitted (RFC 9113 §6.8), or one reset with
+// REFUSED_STREAM (§8.7). net/http's Transport retries those itself; its
+// errors are unexported, so they are told by their text. Should the text
+// change, such calls count as maybe run: the safe side.
+func unprocessed(err error) bool {
+	msg := err.Error()
+	return msg == "http2: Transport received Server's graceful shutdown GOAWAY" ||
+		strings.HasPrefix(msg, "stream error: ") && strings.Contains(msg, "; REFUSED_STREAM")
 }
