@@ -360,3 +360,44 @@ func drain[T any](ch chan T) {
 		}
 	}
 }
+
+// BenchmarkGRPCClientUnary measures one call at a time of an rt.Client
+// over gRPC (grpc://) to an rt.Server on loopback TCP, with the 581-byte
+// body of BenchmarkGRPCUnary (net/http's client alone) and BenchmarkUnary
+// (yrpc's protocol).
+func BenchmarkGRPCClientUnary(b *testing.B) {
+	cli, body := newGRPCClientBench(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if got, err := call(context.Background(), cli, &testDesc, 0, body); err != nil || len(got) != len(body) {
+			b.Fatal(got, err)
+		}
+	}
+}
+
+// BenchmarkGRPCClientUnaryParallel: many concurrent callers on the one
+// HTTP/2 connection.
+func BenchmarkGRPCClientUnaryParallel(b *testing.B) {
+	cli, body := newGRPCClientBench(b)
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if got, err := call(context.Background(), cli, &testDesc, 0, body); err != nil || len(got) != len(body) {
+				b.Error(got, err)
+				return
+			}
+		}
+	})
+}
+
+func newGRPCClientBench(b *testing.B) (*rt.Client, string) {
+	srv := rt.NewServer(rt.WithObserver(nil))
+	srv.RegisterService(&testDesc, newTestImpl())
+	cli, err := rt.NewClient(rt.WithAddrs("grpc://"+serveB(b, srv)), rt.WithObserver(nil))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cli.Close() })
+	return cli, strings.Repeat("x", 581)
+}

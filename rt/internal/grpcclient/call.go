@@ -126,7 +126,15 @@ func (c *Conn) answer(ctx context.Context, r *conn.Request, pd *conn.Pending, re
 		return e
 	}
 	limit := p.maxMessage()
-	rd := grpcwire.NewReader(res.Body, limit, nil)
+	bp := p.bufs.Get().(*[]byte)
+	rd := grpcwire.NewReader(res.Body, limit, *bp)
+	defer func() {
+		// Unmarshal keeps no reference to the bytes it decodes.
+		if b := rd.Buffer(); cap(b) <= maxPooledBuf {
+			*bp = b
+			p.bufs.Put(bp)
+		}
+	}()
 	n := 0
 	for {
 		flags, msg, err := rd.Next()

@@ -52,6 +52,9 @@ type Config struct {
 // DefaultMaxMessage is the default of Config.MaxMessage: 4 MiB, gRPC's.
 const DefaultMaxMessage = 4 << 20
 
+// maxPooledBuf bounds the read buffers kept for reuse.
+const maxPooledBuf = 64 << 10
+
 // prefaceTimeout bounds a TLS handshake.
 const prefaceTimeout = 10 * time.Second
 
@@ -77,6 +80,7 @@ type Pool struct {
 	hv     headerValues
 	gzw    sync.Pool // of *gzip.Writer
 	gzr    sync.Pool // of *gzip.Reader
+	bufs   sync.Pool // of *[]byte, read buffers of unary answers
 
 	live atomic.Pointer[Conn] // conn, for lock-free reads
 
@@ -119,6 +123,7 @@ func NewPool(addr string, secure bool, cfg *Config) *Pool {
 	p.hv.init()
 	p.gzw.New = func() any { return gzip.NewWriter(nil) }
 	p.gzr.New = func() any { return new(gzip.Reader) }
+	p.bufs.New = func() any { return new([]byte) }
 	return p
 }
 
