@@ -187,6 +187,28 @@ func TestGRPCClientDeadlineAndCancel(t *testing.T) {
 	}
 }
 
+// Closing the client fails its gRPC calls in flight with ErrClientClosed
+// and ends their handlers.
+func TestGRPCClientClose(t *testing.T) {
+	g := newGRPCTarget(t, false, nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(ctxT(t), g.cli, &testDesc, 0, "sleep")
+		done <- err
+	}()
+	<-g.impl.started
+	g.cli.Close()
+	if err := <-done; !errors.Is(err, rt.ErrClientClosed) {
+		t.Errorf("call in flight: %v", err)
+	}
+	if err := <-g.impl.ended; err == nil {
+		t.Error("handler not ended")
+	}
+	if _, err := call(ctxT(t), g.cli, &testDesc, 0, "x"); !errors.Is(err, rt.ErrClientClosed) {
+		t.Errorf("after Close: %v", err)
+	}
+}
+
 // A request over the server's limit is refused by the server; a
 // response over the client's limit fails locally; both
 // ResourceExhausted, and the connection goes on.
