@@ -84,7 +84,8 @@
 // WithCompression gzips requests from its threshold once the server said
 // it takes gzip. WithMaxFrameSize bounds each answer's message
 // (ResourceExhausted), a method's MaxMessageSize a stream's messages both
-// ways; WithHeartbeat sends HTTP/2 pings, WithWriteTimeout applies. What
+// ways, WithMaxMetadataSize plus 1 KiB the answer's headers and trailers;
+// WithHeartbeat sends HTTP/2 pings, WithWriteTimeout applies. What
 // differs from yrpc's connections: one HTTP/2 connection per provider
 // (WithPoolSize does not apply; calls beyond the server's
 // MaxConcurrentStreams wait for a slot); a oneway method waits for the

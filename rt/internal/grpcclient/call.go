@@ -39,13 +39,8 @@ func (c *Conn) Call(ctx context.Context, r *conn.Request, pd *conn.Pending) erro
 	if err != nil {
 		return err
 	}
-	if d := r.Deadline; !d.IsZero() {
-		if cd, ok := ctx.Deadline(); !ok || d.Before(cd) {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithDeadline(ctx, d)
-			defer cancel()
-		}
-	}
+	ctx, cancel := requestContext(ctx, r.Deadline)
+	defer cancel()
 	t := new(sentTrace)
 	t.ct.WroteHeaders = t.wroteHeaders
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &t.ct), http.MethodPost, p.base+r.Name, bytes.NewReader(body))
@@ -70,6 +65,15 @@ type sentTrace struct {
 }
 
 func (t *sentTrace) wroteHeaders() { t.wrote.Store(true) }
+
+// requestContext is the context of a request: ctx, bounded by d too
+// when d is earlier than ctx's deadline (zero: none), and cancelable.
+func requestContext(ctx context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	if cd, ok := ctx.Deadline(); !d.IsZero() && (!ok || d.Before(cd)) {
+		return context.WithDeadline(ctx, d)
+	}
+	return context.WithCancel(ctx)
+}
 
 // timeoutOf is the grpc-timeout of r: until the earlier of r.Deadline and
 // ctx's deadline; 0 for none. A deadline already passed is an error, not

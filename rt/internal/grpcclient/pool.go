@@ -68,8 +68,8 @@ const (
 // lazily by the first call, redialed with backoff after a failure, and
 // replaced once the server sends it away (GOAWAY) or it fails. Every call
 // is a stream of that connection; calls past the server's
-// MaxConcurrentStreams wait for a slot. Make one with NewPool; a Pool is
-// safe for concurrent use.
+// MaxConcurrentStreams wait for a slot. Make one with NewPool (the zero
+// value is not usable); a Pool is safe for concurrent use.
 type Pool struct {
 	addr   string // host:port
 	scheme string // "http" (h2c) or "https"
@@ -290,8 +290,8 @@ func (p *Pool) Close(err error) {
 	}
 }
 
-// Conn is one HTTP/2 connection of a Pool. Its methods are safe for
-// concurrent use.
+// Conn is one HTTP/2 connection of a Pool, as Pool.Get returns it (the
+// zero value is not usable). Its methods are safe for concurrent use.
 type Conn struct {
 	p       *Pool
 	cc      *http.ClientConn

@@ -14,7 +14,8 @@ import (
 
 // Stream is the client's end of a gRPC stream on a Conn: an HTTP/2
 // request whose body carries the messages sent and whose response carries
-// the messages received. One goroutine may send while another receives.
+// the messages received. OpenStream makes them (the zero value is not
+// usable). One goroutine may send while another receives.
 // It ends when the server's answer ends (read to its end by Recv), when
 // the server answers an error before any message, when its context ends
 // (it is then reset), or on a failure (the connection's, a message over
@@ -65,12 +66,7 @@ func (c *Conn) OpenStream(ctx context.Context, r *conn.Request, onEnd func(error
 	if err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	if d := r.Deadline; !d.IsZero() {
-		if cd, ok := ctx.Deadline(); !ok || d.Before(cd) {
-			rctx, cancel = context.WithDeadline(ctx, d)
-		}
-	}
+	rctx, cancel := requestContext(ctx, r.Deadline)
 	pr, pw := io.Pipe()
 	s := &Stream{c: c, name: r.Name, ctx: rctx, cancel: cancel, onEnd: onEnd, pw: pw, limit: r.MaxMessage,
 		gzOut: c.sendGzip(), wrote: make(chan struct{}), ready: make(chan struct{})}
