@@ -36,6 +36,7 @@ type connStream interface {
 	Recv(m conn.Message) error
 	CloseSend() error
 	Trailer() []string
+	Reset(code uint8, reason string, err error)
 }
 
 type yrpcTransport struct{ p *conn.Pool }

@@ -471,3 +471,41 @@ func TestStreamEndsWithoutRecv(t *testing.T) {
 		t.Errorf("send after the end: %v", err)
 	}
 }
+
+// Reset ends a stream: the server's handler sees its request canceled,
+// Recv and Send fail with the given error, onEnd gets it.
+func TestStreamReset(t *testing.T) {
+	checkLeaks(t)
+	canceled := make(chan struct{})
+	p := newTestPool(t, newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/grpc")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(canceled)
+	}), Config{})
+	c, err := p.Get(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	s, err := c.OpenStream(ctxT(t), &conn.Request{Name: "t.S/Stream"}, func(err error) { ended <- err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(&bmsg{[]byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	reset := errorf(resourceExhausted, "too large")
+	s.Reset(resourceExhausted, "too large", reset)
+	<-canceled
+	if err := <-ended; err != reset {
+		t.Errorf("onEnd: %v", err)
+	}
+	if err := s.Recv(&bmsg{}); err != reset {
+		t.Errorf("recv: %v", err)
+	}
+	if err := s.Send(&bmsg{}); err != reset {
+		t.Errorf("send: %v", err)
+	}
+}

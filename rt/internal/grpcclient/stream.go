@@ -321,6 +321,12 @@ func (s *Stream) Trailer() []string {
 	return s.md
 }
 
+// Reset aborts the stream, as conn.Stream.Reset does: the request is
+// reset (RST_STREAM CANCEL: gRPC gives a client no way to name a code or
+// a reason), the server's handler sees its context canceled, and this
+// side's Send and Recv fail with err.
+func (s *Stream) Reset(_ uint8, _ string, err error) { s.finish(err, nil) }
+
 // finish ends the stream once with end and the answer's metadata md: the
 // request ends (reset if the server's answer had not), Send fails, and
 // Recv returns end. It reports whether this call ended it.
