@@ -162,8 +162,8 @@ func (st *svcState) rebuild(now time.Time) {
 			continue
 		}
 		ep := st.eps[p.Addr]
-		if ep == nil {
-			ep = &endpoint{addr: p.Addr, pool: st.c.pool(p.Addr), br: newInstBreaker(st.sd.Policy.Breaker, st.key, p.Addr, o.logger)}
+		if target := st.c.target(p); ep == nil || ep.target != target {
+			ep = &endpoint{addr: p.Addr, target: target, tr: st.c.transport(target), br: newInstBreaker(st.sd.Policy.Breaker, st.key, p.Addr, o.logger)}
 			st.eps[p.Addr] = ep
 		}
 		ep.weight = p.Weight
@@ -246,7 +246,10 @@ type endpoint struct {
 	br     *breaker.Breaker
 	// lastLost is the last connection whose loss was counted by br.
 	lastLost atomic.Pointer[conn.Conn]
-	pool     *conn.Pool
+	// target is how the client reaches it (Client.target), tr the
+	// transport of target.
+	target string
+	tr     transport
 }
 
 // endpointMeta is what calls need from a provider's registry payload.
