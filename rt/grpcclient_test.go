@@ -75,6 +75,9 @@ func TestGRPCClientUnary(t *testing.T) {
 	if got := <-g.impl.oneways; got != "fired" {
 		t.Errorf("oneway delivered %q", got)
 	}
+	if n := g.cli.Stats().Conns; n != 1 {
+		t.Errorf("Stats().Conns = %d with one gRPC connection open, want 1", n)
+	}
 	for c := rt.Canceled; c <= rt.Unauthenticated; c++ {
 		text := "failed: 100% " + c.String() + "\n\u00e9"
 		_, err := call(ctxT(t), g.cli, &testDesc, 0, "fail:"+strconv.Itoa(int(c))+":"+text)
