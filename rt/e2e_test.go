@@ -700,7 +700,7 @@ func TestDeadlineBoundsWritesToAServerThatDoesNotRead(t *testing.T) {
 
 	payload := strings.Repeat("x", 3<<20)
 	const timeout = time.Second // ample for the handshake on a loaded machine
-	for i := range 64 { // 192 MiB: far more than any loopback socket buffers
+	for i := range 64 {         // 192 MiB: far more than any loopback socket buffers
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		errc := make(chan error, 1)
 		go func() { _, err := call(ctx, cli, &testDesc, 0, payload); errc <- err }()
