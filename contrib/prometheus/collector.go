@@ -46,11 +46,16 @@ const (
 	BreakerOpen     = 2
 )
 
-// breakerValues maps rt.ProviderStatus.Breaker to the gauge's value.
-var breakerValues = map[string]float64{
-	breaker.Closed.String():   BreakerClosed,
-	breaker.HalfOpen.String(): BreakerHalfOpen,
-	breaker.Open.String():     BreakerOpen,
+// breakerValue is the gauge's value of rt.ProviderStatus.Breaker; false
+// for a state this package does not know.
+func breakerValue(state string) (float64, bool) {
+	// In the order of the Breaker* values.
+	for v, s := range [...]breaker.State{breaker.Closed, breaker.HalfOpen, breaker.Open} {
+		if s.String() == state {
+			return float64(v), true
+		}
+	}
+	return 0, false
 }
 
 // Provider states, the state label of yrpc_client_providers.
@@ -216,7 +221,7 @@ func mergeServices(ss []rt.ServiceStats) []*service {
 			if state != StateRoutable {
 				continue
 			}
-			b, ok := breakerValues[p.Breaker]
+			b, ok := breakerValue(p.Breaker)
 			if !ok {
 				b = -1
 			}
