@@ -73,7 +73,7 @@ func outgoingMD(md MD) iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
 		for i := 0; i+1 < len(md); i += 2 {
 			k, v := md[i], md[i+1]
-			if !validMDKey(k) || grpcwire.Reserved(k) {
+			if !grpcwire.ValidKey(k) || grpcwire.Reserved(k) {
 				continue
 			}
 			if grpcwire.IsBinary(k) {
@@ -84,21 +84,6 @@ func outgoingMD(md MD) iter.Seq2[string, string] {
 			}
 		}
 	}
-}
-
-// validMDKey reports whether k can be a gRPC metadata key: lowercase
-// letters, digits, '-', '_' and '.'.
-func validMDKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
 }
 
 // appendWebTrailers appends gRPC-Web's trailers frame: the status and md.

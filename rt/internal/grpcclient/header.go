@@ -88,13 +88,13 @@ func (p *Pool) fillHeader(h http.Header, name string, md []string, timeout time.
 	for i := 0; i+1 < len(md); i += 2 {
 		k, v := strings.ToLower(md[i]), md[i+1]
 		switch {
-		case !validKey(k):
+		case !grpcwire.ValidKey(k):
 			return &conn.NotSent{Err: errorf(invalidArgument, "%s: metadata key %q is not a gRPC header name (letters, digits, '-', '_', '.')", name, md[i])}
 		case grpcwire.Reserved(k):
 			continue
 		case grpcwire.IsBinary(k):
 			v = grpcwire.EncodeBinary(v)
-		case !validValue(v):
+		case !grpcwire.ValidValue(v):
 			return &conn.NotSent{Err: errorf(invalidArgument, "%s: metadata %q: the value is not printable ASCII (a key ending in \"-bin\" carries bytes)", name, k)}
 		}
 		if k == "user-agent" {
@@ -104,30 +104,6 @@ func (p *Pool) fillHeader(h http.Header, name string, md []string, timeout time.
 		h[k] = append(h[k], v)
 	}
 	return nil
-}
-
-// validKey reports whether the lowercase k can be a gRPC metadata key.
-func validKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
-}
-
-// validValue reports whether v can be an ASCII metadata value.
-func validValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < 0x20 || c > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // head checks a response's HTTP status and content type: a server that
