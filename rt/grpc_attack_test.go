@@ -226,7 +226,18 @@ func attackEnv(t *testing.T, limits rt.Limits, attack func(addr string)) {
 	stop := make(chan struct{})
 	peak := heapWatch(stop)
 	good := goodClients(t, addr, stop)
+	attacked := false
+	defer func() {
+		if !attacked {
+			// The attack failed the test: stop the good clients before
+			// the leak check, or they run on into the next tests.
+			close(stop)
+			good()
+			peak()
+		}
+	}()
 	attack(addr)
+	attacked = true
 	close(stop)
 	calls, failures, first := good()
 	heap := peak()
