@@ -59,7 +59,10 @@
 // (h2c and TLS) behind an in-memory listener; package rt/internal/grpcwire
 // holds the protocol's framing. Every Server also serves the standard
 // grpc.health.v1.Health service on both protocols (HealthServiceDesc),
-// tied to Shutdown, governance draining and SetServing.
+// tied to Shutdown, governance draining and SetServing, and gRPC server
+// reflection (grpc.reflection.v1 and v1alpha, from the descriptors the
+// generated code embeds) so that grpcurl and other tools can list and call
+// its services; WithReflection(false) turns it off.
 //
 // A Client calls plain gRPC servers too: a provider whose address is
 // grpc://host:port (HTTP/2 without TLS, h2c) or grpcs://host:port (TLS,
