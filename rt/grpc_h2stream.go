@@ -20,7 +20,7 @@ type h2Stream struct {
 	h         *h2Conn
 	id        uint32
 	req       h2.Request
-	meta      [8]string // req.Meta's first pairs, which become the call's metadata
+	meta      [8]string      // req.Meta's first pairs, which become the call's metadata
 	mode      sock.WriteMode // how its answers are written
 	pipe      *h2Pipe        // a stream method's request bytes; nil for unary calls
 	inflow    h2.Inflow      // the stream's receive window
