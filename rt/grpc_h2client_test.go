@@ -24,7 +24,7 @@ type h2Client struct {
 	f   h2.Frame
 	// serverSettings are the server's first SETTINGS.
 	serverSettings map[h2.SettingID]uint32
-	block          []byte                  // a header block being read
+	block          []byte                 // a header block being read
 	streams        map[uint32]*h2Response // what came on each stream
 }
 
@@ -37,7 +37,7 @@ func dialH2(t testing.TB, addr string, settings ...h2.Setting) *h2Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	hc := &h2Client{t: t, c: c, rd: h2.NewReader(bufio.NewReaderSize(c, 64<<10), h2.MinMaxFrameSize), enc: h2.NewBlockEncoder(),
+	hc := &h2Client{t: t, c: c, rd: dialH2Reader(c), enc: h2.NewBlockEncoder(),
 		dec: hpack.NewDecoder(4096, nil), serverSettings: map[h2.SettingID]uint32{}, streams: map[uint32]*h2Response{}}
 	hc.write(h2.AppendSettings([]byte(h2.ClientPreface), settings...))
 	f := hc.next()
@@ -50,6 +50,11 @@ func dialH2(t testing.TB, addr string, settings ...h2.Setting) *h2Client {
 	})
 	hc.write(h2.AppendSettingsAck(nil))
 	return hc
+}
+
+// dialH2Reader returns a frame reader of c.
+func dialH2Reader(c net.Conn) *h2.Reader {
+	return h2.NewReader(bufio.NewReaderSize(c, 64<<10), h2.MinMaxFrameSize)
 }
 
 func (hc *h2Client) write(b []byte) {
