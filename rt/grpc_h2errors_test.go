@@ -39,7 +39,9 @@ func TestH2ConnectionErrors(t *testing.T) {
 		{"RST_STREAM of 3 bytes", func(*h2Client) []byte {
 			return append(h2.AppendFrameHeader(nil, h2.FrameRSTStream, 0, 1, 3), 0, 0, 0)
 		}, h2.ErrFrameSize},
-		{"PING of 7 bytes", func(*h2Client) []byte { return append(h2.AppendFrameHeader(nil, h2.FramePing, 0, 0, 7), make([]byte, 7)...) }, h2.ErrFrameSize},
+		{"PING of 7 bytes", func(*h2Client) []byte {
+			return append(h2.AppendFrameHeader(nil, h2.FramePing, 0, 0, 7), make([]byte, 7)...)
+		}, h2.ErrFrameSize},
 		{"SETTINGS_INITIAL_WINDOW_SIZE past 2^31-1", func(*h2Client) []byte {
 			return h2.AppendSettings(nil, h2.Setting{ID: h2.SettingInitialWindowSize, Val: 1 << 31})
 		}, h2.ErrFlowControl},
@@ -90,7 +92,9 @@ func TestH2StreamErrors(t *testing.T) {
 	fields := func(kv ...string) []string {
 		return append([]string{":method", "POST", ":scheme", "http", ":path", "/test.Echo/Echo", "content-type", "application/grpc"}, kv...)
 	}
-	block := func(hc *h2Client, kv ...string) []byte { return hc.headerBlock(nil, 1, true, h2.MinMaxFrameSize, kv...) }
+	block := func(hc *h2Client, kv ...string) []byte {
+		return hc.headerBlock(nil, 1, true, h2.MinMaxFrameSize, kv...)
+	}
 	for _, c := range []struct {
 		name  string
 		frame func(hc *h2Client) []byte
@@ -116,7 +120,9 @@ func TestH2StreamErrors(t *testing.T) {
 		{"a stream depending on itself (PRIORITY)", func(*h2Client) []byte {
 			return append(h2.AppendFrameHeader(nil, h2.FramePriority, 0, 1, 5), 0, 0, 0, 1, 16)
 		}, h2.ErrProtocol},
-		{"PRIORITY of 4 bytes", func(*h2Client) []byte { return append(h2.AppendFrameHeader(nil, h2.FramePriority, 0, 1, 4), 0, 0, 0, 0) }, h2.ErrFrameSize},
+		{"PRIORITY of 4 bytes", func(*h2Client) []byte {
+			return append(h2.AppendFrameHeader(nil, h2.FramePriority, 0, 1, 4), 0, 0, 0, 0)
+		}, h2.ErrFrameSize},
 		{"DATA after the request ended", func(hc *h2Client) []byte {
 			return h2.AppendData(message(hc.request(nil, 1, "/test.Echo/Echo", false), 1, true, "delay:10s"), 1, true, []byte{0})
 		}, h2.ErrStreamClosed},
