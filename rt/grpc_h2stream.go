@@ -202,25 +202,24 @@ func (h *h2Conn) onData(f *h2.Frame) (*h2Stream, error) {
 	}
 	st := h.stream(id)
 	if st == nil || st.recvEnded.Load() {
-		h.giveBack(n)
+		h.giveBack(n, sock.Held)
 		h.resetStream(id, h2.ErrStreamClosed)
 		return nil, nil
 	}
 	if !st.inflow.Take(n) {
-		h.giveBack(n)
+		h.giveBack(n, sock.Held)
 		h.resetStream(id, h2.ErrFlowControl)
 		return nil, nil
 	}
 	data, end := f.Data, f.Has(h2.FlagEndStream)
 	st.received += int64(len(data))
 	if cl := st.req.ContentLength; cl >= 0 && (st.received > cl || end && st.received != cl) {
-		h.giveBack(n)
+		h.giveBack(n, sock.Held)
 		h.resetStream(id, h2.ErrProtocol)
 		return nil, nil
 	}
 	if pad := n - len(data); pad > 0 {
-		h.giveBack(pad)
-		st.consumed(pad, sock.Held, false)
+		st.consumed(pad, sock.Held, true)
 	}
 	if st.pipe != nil {
 		st.pipe.write(data)
@@ -236,10 +235,11 @@ func (h *h2Conn) onData(f *h2.Frame) (*h2Stream, error) {
 	return nil, nil
 }
 
-// giveBack gives n bytes of the connection's window back to the client.
-func (h *h2Conn) giveBack(n int) {
+// giveBack gives n bytes of the connection's window back to the client,
+// writing the update if one is due as mode says.
+func (h *h2Conn) giveBack(n int, mode sock.WriteMode) {
 	if inc := h.inflow.Add(n); inc > 0 {
-		_ = h.w.Write(func(b []byte) []byte { return h2.AppendWindowUpdate(b, 0, inc) }, sock.Held)
+		_ = h.w.Write(func(b []byte) []byte { return h2.AppendWindowUpdate(b, 0, inc) }, mode)
 	}
 }
 
@@ -275,7 +275,7 @@ func (h *h2Conn) unaryData(st *h2Stream, data []byte) {
 	h.mu.Lock()
 	if !st.waiting {
 		h.mu.Unlock()
-		h.giveBack(len(data)) // the call failed already
+		h.giveBack(len(data), sock.Held) // the call failed already
 		return
 	}
 	st.held += len(data)
@@ -379,11 +379,7 @@ func (st *h2Stream) end() {
 	st.held = 0
 	st.dropBody()
 	h.mu.Unlock()
-	if held > 0 {
-		if inc := h.inflow.Add(held); inc > 0 {
-			_ = h.w.Write(func(b []byte) []byte { return h2.AppendWindowUpdate(b, 0, inc) }, sock.Direct)
-		}
-	}
+	h.giveBack(held, sock.Direct)
 	if !st.dead.Load() && h.budgetN.Add(1) > h.maxBudget {
 		h.budgetN.Add(-1)
 	}
@@ -459,15 +455,5 @@ func (p *h2Pipe) release() {
 	n := len(p.buf) - p.off
 	p.buf, p.off, p.err = nil, 0, errStreamReset
 	p.mu.Unlock()
-	if n > 0 {
-		p.st.h.giveBackFrom(n)
-	}
-}
-
-// giveBackFrom gives n bytes of the connection's window back, from a
-// goroutine other than the reader.
-func (h *h2Conn) giveBackFrom(n int) {
-	if inc := h.inflow.Add(n); inc > 0 {
-		_ = h.w.Write(func(b []byte) []byte { return h2.AppendWindowUpdate(b, 0, inc) }, sock.Direct)
-	}
+	p.st.h.giveBack(n, sock.Direct)
 }
