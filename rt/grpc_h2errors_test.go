@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/internal/grpcwire"
 	"github.com/yrpc/yrpc/rt/internal/h2"
 )
 
@@ -190,4 +191,31 @@ func TestH2FirstFrameNotSettings(t *testing.T) {
 	if g := hc.goAway(); g == nil || g.ErrCode != h2.ErrProtocol {
 		t.Errorf("GOAWAY %+v, want PROTOCOL_ERROR", g)
 	}
+}
+
+// Request bytes that come after a call's answer (a unary message over
+// the size limit, a stream its handler ended) are dropped and their
+// credit given back: the connection's window does not shrink with them.
+func TestH2WindowAfterEarlyAnswers(t *testing.T) {
+	e := newGRPCEnv(t, rt.WithMaxFrameSize(1<<10), rt.WithLimits(rt.Limits{MaxRequestBytes: 1})) // a window of 65 KiB
+	hc := dialH2(t, e.addr)
+	junk := make([]byte, 15<<10)
+	for i, id := range []uint32{1, 3, 5, 7, 9, 11} {
+		var b []byte
+		want := "8" // ResourceExhausted
+		if i%2 == 0 {
+			b = h2.AppendData(hc.request(nil, id, "/test.Echo/Echo", false), id, false, grpcwire.AppendHeader(nil, 0, 50<<10))
+		} else {
+			b, want = message(hc.request(nil, id, "/grpctest.Probe/Chat", false), id, false, "bye"), "0"
+		}
+		for range 4 {
+			b = h2.AppendData(b, id, false, junk)
+		}
+		hc.write(h2.AppendData(b, id, true, nil))
+		if r := hc.read(id, func(*h2.Frame) {}); r.status() != want {
+			t.Fatalf("stream %d: status %q, want %s", id, r.status(), want)
+		}
+	}
+	hc.write(message(hc.request(nil, 13, "/test.Echo/Echo", false), 13, true, "after"))
+	hc.echo(13, "after")
 }

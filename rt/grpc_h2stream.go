@@ -222,7 +222,9 @@ func (h *h2Conn) onData(f *h2.Frame) (*h2Stream, error) {
 		st.consumed(pad, sock.Held, true)
 	}
 	if st.pipe != nil {
-		st.pipe.write(data)
+		if !st.pipe.write(data) {
+			h.giveBack(len(data), sock.Held) // the handler is done reading
+		}
 	} else {
 		h.unaryData(st, data)
 		if !end {
@@ -401,13 +403,17 @@ type h2Pipe struct {
 	wake chan struct{} // capacity 1: bytes or the end came
 }
 
-func (p *h2Pipe) write(b []byte) {
+// write adds b for Read; it reports false, dropping b, once the pipe is
+// closed.
+func (p *h2Pipe) write(b []byte) bool {
 	p.mu.Lock()
-	if p.err == nil {
+	ok := p.err == nil
+	if ok {
 		p.buf = append(p.buf, b...)
 	}
 	p.mu.Unlock()
 	p.signal()
+	return ok
 }
 
 // close ends the pipe: Read returns err once the bytes before it are read.
