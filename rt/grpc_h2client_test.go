@@ -26,6 +26,7 @@ type h2Client struct {
 	serverSettings map[h2.SettingID]uint32
 	block          []byte                 // a header block being read
 	streams        map[uint32]*h2Response // what came on each stream
+	credit         int                    // the server's connection window, as its updates said
 }
 
 // dialH2 connects to addr, sends the preface with settings, and reads
@@ -38,7 +39,7 @@ func dialH2(t testing.TB, addr string, settings ...h2.Setting) *h2Client {
 	}
 	t.Cleanup(func() { c.Close() })
 	hc := &h2Client{t: t, c: c, rd: dialH2Reader(c), enc: h2.NewBlockEncoder(),
-		dec: hpack.NewDecoder(4096, nil), serverSettings: map[h2.SettingID]uint32{}, streams: map[uint32]*h2Response{}}
+		dec: hpack.NewDecoder(4096, nil), serverSettings: map[h2.SettingID]uint32{}, streams: map[uint32]*h2Response{}, credit: h2.InitialWindow}
 	hc.write(h2.AppendSettings([]byte(h2.ClientPreface), settings...))
 	f := hc.next()
 	if f.Type != h2.FrameSettings || f.Has(h2.FlagAck) {
@@ -154,6 +155,9 @@ func (hc *h2Client) read(id uint32, other func(*h2.Frame)) *h2Response {
 		if f.StreamID != 0 {
 			hc.take(f)
 		}
+		if f.Type == h2.FrameWindowUpdate && f.StreamID == 0 {
+			hc.credit += int(f.Increment)
+		}
 		switch {
 		case f.StreamID == id:
 		case f.Type == h2.FramePing && !f.Has(h2.FlagAck):
@@ -164,6 +168,24 @@ func (hc *h2Client) read(id uint32, other func(*h2.Frame)) *h2Response {
 			hc.t.Fatalf("GOAWAY %s %q while reading stream %d", f.ErrCode, f.Data, id)
 		}
 	}
+}
+
+// spend waits until the server's connection window lets n bytes of DATA
+// go, and counts them.
+func (hc *h2Client) spend(n int) {
+	hc.t.Helper()
+	for hc.credit < n {
+		f := hc.next()
+		switch {
+		case f.StreamID != 0:
+			hc.take(f)
+		case f.Type == h2.FrameWindowUpdate:
+			hc.credit += int(f.Increment)
+		case f.Type == h2.FramePing && !f.Has(h2.FlagAck):
+			hc.write(h2.AppendPing(nil, true, f.PingData))
+		}
+	}
+	hc.credit -= n
 }
 
 // take adds a frame of a stream to the stream's response.
