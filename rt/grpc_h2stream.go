@@ -169,16 +169,23 @@ func (h *h2Conn) open(st *h2Stream) *h2Stream {
 		return nil
 	}
 	unary := st.sc.me.info.Method.Stream == NotStream
-	h.mu.Lock()
-	h.streams[st.id] = st
-	st.waiting = unary
-	h.mu.Unlock()
 	if !unary {
 		st.pipe = &h2Pipe{st: st, wake: make(chan struct{}, 1)}
 		st.wake = make(chan struct{}, 1)
 		if st.recvEnded.Load() {
 			st.pipe.close(io.EOF)
 		}
+	}
+	h.mu.Lock()
+	h.streams[st.id] = st
+	st.waiting = unary
+	h.mu.Unlock()
+	select {
+	case <-c.closed:
+		h.cancel(st.id) // closed meanwhile: closed() may have missed it
+	default:
+	}
+	if !unary {
 		h.s.workers.run(st)
 		return nil
 	}
