@@ -86,13 +86,13 @@ func grpcRequestHeaders(path string) []byte {
 // than 127.0.0.1, whose frames from the server are read (and counted)
 // in the background.
 type attacker struct {
-	c      net.Conn
-	dialed time.Time
+	c       net.Conn
+	dialed  time.Time
 	goAway  atomic.Int64 // when the server sent GOAWAY, since dialed; 0: not yet
 	frames  atomic.Int64
-	headers atomic.Int64 // HEADERS frames among them
-	header  atomic.Int64 // when the first came, since dialed
-	gone    atomic.Int64 // when the connection ended, since dialed
+	headers atomic.Int64  // HEADERS frames among them
+	header  atomic.Int64  // when the first came, since dialed
+	gone    atomic.Int64  // when the connection ended, since dialed
 	closed  chan struct{} // the server closed the connection
 }
 
