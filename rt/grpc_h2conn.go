@@ -506,19 +506,29 @@ func (h *h2Conn) armTimer() {
 	h.newAwait = h.newAwait[:0]
 }
 
-// expire fails the unary calls whose request is late.
+// expire fails the unary calls whose request is late. While bytes wait
+// in the socket for a reader that has not yet run (a loaded machine), a
+// late call gets one more period.
 func (h *h2Conn) expire() {
 	now := time.Now()
+	d := h.s.o.limits.FirstFrameTimeout
+	_, unread := h.c.peek.State()
 	var late []*h2Stream
 	h.mu.Lock()
 	h.timerAt = time.Time{}
 	for _, st := range h.streams {
-		switch {
-		case !st.waiting || st.requestBy.IsZero():
-		case !now.Before(st.requestBy):
-			st.waiting = false
-			late = append(late, st)
-		case h.timerAt.IsZero() || st.requestBy.Before(h.timerAt):
+		if !st.waiting || st.requestBy.IsZero() {
+			continue
+		}
+		if !now.Before(st.requestBy) {
+			if !unread || st.graced || d <= 0 {
+				st.waiting = false
+				late = append(late, st)
+				continue
+			}
+			st.graced, st.requestBy = true, now.Add(d)
+		}
+		if h.timerAt.IsZero() || st.requestBy.Before(h.timerAt) {
 			h.timerAt = st.requestBy
 		}
 	}

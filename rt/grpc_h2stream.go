@@ -33,6 +33,7 @@ type h2Stream struct {
 	// A unary call's request, guarded by h.mu.
 	waiting   bool      // admitted, its request not yet in
 	requestBy time.Time // when it must be in (see armTimer)
+	graced    bool      // requestBy was put off once (see expire)
 	body      *grpcBuf  // the request message's bytes so far
 	held      int       // request bytes taken from the connection's window
 	msg       Message   // the decoded request
