@@ -93,7 +93,8 @@ func (c ErrCode) String() string {
 }
 
 // ConnError is a connection error: the connection ends with a GOAWAY
-// frame carrying Code.
+// frame carrying Code (the zero value: NO_ERROR, no reason). A value that
+// nothing modifies.
 type ConnError struct {
 	Code   ErrCode
 	Reason string
@@ -103,7 +104,8 @@ func (e *ConnError) Error() string {
 	return "h2: connection error " + e.Code.String() + ": " + e.Reason
 }
 
-// StreamError is a stream error: the stream is reset with Code.
+// StreamError is a stream error: the stream is reset with Code (the zero
+// value: stream 0, NO_ERROR). A value that nothing modifies.
 type StreamError struct {
 	StreamID uint32
 	Code     ErrCode
@@ -131,7 +133,7 @@ const (
 	SettingMaxHeaderListSize    SettingID = 0x6
 )
 
-// Setting is one setting of a SETTINGS frame.
+// Setting is one setting of a SETTINGS frame; a plain value.
 type Setting struct {
 	ID  SettingID
 	Val uint32
@@ -156,8 +158,9 @@ func (s Setting) Check() *ConnError {
 	return nil
 }
 
-// Frame is a frame read by a Reader. Its slices alias the Reader's
-// buffer: they are valid until the next call of Next.
+// Frame is a frame read by a Reader, which fills it (the zero value is
+// an empty frame). Its slices alias the Reader's buffer: they are valid
+// until the next call of Next. A Frame is not safe for concurrent use.
 type Frame struct {
 	Type     FrameType
 	Flags    uint8
