@@ -3,7 +3,6 @@ package rt
 import (
 	"errors"
 	"iter"
-	"net/http"
 	"strconv"
 
 	"github.com/yrpc/yrpc/rt/codec"
@@ -43,27 +42,6 @@ func errorDetails(err error) []ErrorDetail {
 		return []ErrorDetail{{TypeURL: grpcwire.TypeBadRequest, Value: grpcwire.AppendBadRequest(nil, v)}}
 	}
 	return nil
-}
-
-// setStatus sets grpc-status, grpc-message and grpc-status-details-bin in
-// h, their keys prefixed with prefix (http.TrailerPrefix for trailers).
-func setStatus(h http.Header, prefix string, code Code, msg string, details []byte) {
-	h[prefix+hdrKeyStatus] = []string{strconv.Itoa(int(code))}
-	if msg != "" {
-		h[prefix+hdrKeyMessage] = []string{grpcwire.EncodeMessage(msg)}
-	}
-	if details != nil {
-		h[prefix+hdrKeyDetails] = []string{grpcwire.EncodeBinary(string(details))}
-	}
-}
-
-// addMD adds the response metadata md to h (see outgoingMD), keys
-// prefixed with prefix.
-func addMD(h http.Header, prefix string, md MD) {
-	for k, v := range outgoingMD(md) {
-		key := prefix + http.CanonicalHeaderKey(k)
-		h[key] = append(h[key], v)
-	}
 }
 
 // outgoingMD yields the pairs of the response metadata md that gRPC

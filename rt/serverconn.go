@@ -66,6 +66,7 @@ type serverConn struct {
 	lastCall      atomic.Int64 // server epoch of the last call
 	closeOnce     sync.Once
 	peek          *sock.Peeker
+	h2            *h2Conn // an HTTP/2 connection's (grpc_h2conn.go); set under mu with w
 }
 
 func newServerConn(s *Server, raw net.Conn, ip string) *serverConn {
@@ -142,7 +143,11 @@ func deadlineIn(d time.Duration) time.Time {
 // implements task: the goroutine reading a connection may change (see
 // request handling below), so the loop can continue on a pooled worker.
 func (c *serverConn) run() {
-	if err := c.readLoop(); err != nil {
+	read := c.readLoop
+	if c.h2 != nil {
+		read = c.h2.readLoop
+	}
+	if err := read(); err != nil {
 		c.close(err)
 	}
 }
@@ -711,6 +716,13 @@ func (c *serverConn) writer() *sock.Writer {
 	return c.w
 }
 
+// writerH2 returns the connection's HTTP/2 side, nil if it has none.
+func (c *serverConn) writerH2() *h2Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.h2
+}
+
 // sendGoAway tells the client to send no more, naming the last request
 // read: the server is closing, so it refuses (as not run) what it reads
 // after that, and what it never reads is lost with the connection; either
@@ -719,6 +731,10 @@ func (c *serverConn) sendGoAway() {
 	w := c.writer()
 	if w == nil {
 		return // not yet speaking yrpc: close will do
+	}
+	if c.h2 != nil {
+		c.h2.sendGoAway(0, "server shutting down")
+		return
 	}
 	c.admitMu.Lock()
 	defer c.admitMu.Unlock()
@@ -731,7 +747,11 @@ func (c *serverConn) sendGoAway() {
 // periods or idle past the idle timeout.
 func (c *serverConn) tick(epoch int64, period time.Duration) {
 	if c.writer() == nil {
-		return // in its handshake (bounded by PrefaceTimeout), or handed to the HTTP side, which has its own timeouts
+		return // in its handshake (bounded by PrefaceTimeout), or handed to the HTTP/1.1 side, which has its own timeouts
+	}
+	if c.h2 != nil {
+		c.h2.tick(epoch, period)
+		return
 	}
 	o := &c.srv.o
 	silent := time.Duration(epoch-c.lastFrame.Load()) * period
@@ -757,6 +777,9 @@ func (c *serverConn) close(err error) {
 			err = io.EOF
 		}
 		c.stall.Stop()
+		if h := c.writerH2(); h != nil {
+			h.closed()
+		}
 		c.mu.Lock()
 		streams, sc := c.streams, c.sc
 		c.streams = map[uint32]*serverStream{}
