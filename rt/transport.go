@@ -66,9 +66,9 @@ func (c yrpcConn) lostWith(err error) *conn.Conn {
 	return nil
 }
 
-type grpcTransport struct{ p *grpcclient.Pool }
+type grpcClientTransport struct{ p *grpcclient.Pool }
 
-func (t grpcTransport) get(ctx context.Context) (transportConn, error) {
+func (t grpcClientTransport) get(ctx context.Context) (transportConn, error) {
 	c, err := t.p.Get(ctx)
 	if err != nil {
 		return nil, err
@@ -128,5 +128,5 @@ func (c *Client) transport(target string) transport {
 			p.Close(&conn.Error{Code: uint8(ErrClientClosed.Code), Message: ErrClientClosed.Message})
 		}
 	}
-	return grpcTransport{p}
+	return grpcClientTransport{p}
 }
