@@ -55,9 +55,13 @@
 // ("h2", "http/1.1" vs "yrpc"). WithGRPC chooses the same port, a port of
 // its own (Server.ServeGRPC) or none; GRPCMode documents the mapping of
 // deadlines, metadata, status codes, error details, compression and the
-// HTTP/2 limits. The connections are served by net/http's HTTP/2 server
-// (h2c and TLS) behind an in-memory listener; package rt/internal/grpcwire
-// holds the protocol's framing. Every Server also serves the standard
+// HTTP/2 limits. HTTP/2 connections (h2c and TLS) are served by yrpc's
+// own lean HTTP/2 server (package rt/internal/h2 reads and writes the
+// frames, golang.org/x/net's hpack codes the headers): one reading
+// goroutine per connection, quick unary calls served inline as on yrpc's
+// own connections, answers batched through the same socket writer.
+// net/http serves only gRPC-Web over HTTP/1.1. Package rt/internal/grpcwire
+// holds gRPC's message framing, status and metadata rules. Every Server also serves the standard
 // grpc.health.v1.Health service on both protocols (HealthServiceDesc),
 // tied to Shutdown, governance draining and SetServing, and gRPC server
 // reflection (grpc.reflection.v1 and v1alpha, from the descriptors the

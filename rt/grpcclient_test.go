@@ -143,8 +143,8 @@ func TestGRPCClientMetadata(t *testing.T) {
 	}
 	// On an error, the metadata comes with the status (Trailers-Only).
 	md = nil
-	if _, err := call(ctxT(t), g.cli, &testDesc, 0, "fail:5:gone", rt.ResponseMetadata(&md)); rt.CodeOf(err) != rt.NotFound || md == nil {
-		t.Errorf("error: %v, metadata %v", err, md)
+	if _, err := probeCall(ctxT(t), g.cli, "Meta", "err=1\nfail=5", rt.ResponseMetadata(&md)); rt.CodeOf(err) != rt.NotFound || md.Get("err") != "1" {
+		t.Errorf("error: %v, metadata %v; want NotFound with err=1", err, md)
 	}
 	for _, kv := range [][2]string{{"bad key", "v"}, {"k", "line\nbreak"}, {"k", "\u00e9"}} {
 		_, err := probeCall(rt.WithMetadata(ctxT(t), kv[0], kv[1]), g.cli, "Meta", "")
