@@ -46,7 +46,7 @@ const (
 // yrpc: group=HK  version=1.2.0  rate-limit=300/s burst 500  breaker=50% of >=20 calls, open 5s  balance=consistent_hash
 type UsersClient interface {
 	// Get returns one user.
-	// yrpc: idempotent timeout=300ms try-timeout=100ms retry=3 tries every 50ms x2 max 1s ±20% hash-key=id
+	// yrpc: idempotent timeout=1s try-timeout=300ms retry=3 tries every 50ms x2 max 1s ±20% hash-key=id
 	Get(ctx context.Context, in *GetUser, opts ...grpc.CallOption) (*User, error)
 	// yrpc: mock=on-failure empty
 	Create(ctx context.Context, in *CreateUser, opts ...grpc.CallOption) (*User, error)
@@ -228,7 +228,7 @@ func (c *usersClient) EchoMaps(ctx context.Context, in *Maps, opts ...grpc.CallO
 // yrpc: group=HK  version=1.2.0  rate-limit=300/s burst 500  breaker=50% of >=20 calls, open 5s  balance=consistent_hash
 type UsersServer interface {
 	// Get returns one user.
-	// yrpc: idempotent timeout=300ms try-timeout=100ms retry=3 tries every 50ms x2 max 1s ±20% hash-key=id
+	// yrpc: idempotent timeout=1s try-timeout=300ms retry=3 tries every 50ms x2 max 1s ±20% hash-key=id
 	Get(context.Context, *GetUser) (*User, error)
 	// yrpc: mock=on-failure empty
 	Create(context.Context, *CreateUser) (*User, error)
