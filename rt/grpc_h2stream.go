@@ -116,6 +116,16 @@ func (h *h2Conn) endBlock() (*h2Stream, error) {
 // open starts the call of a new stream. It returns the call when it is
 // unary and its request is in already, to serve.
 func (h *h2Conn) open(st *h2Stream) *h2Stream {
+	if !h.accept(st) || !h.admit(st) {
+		return nil
+	}
+	return h.track(st)
+}
+
+// accept checks a new stream's request headers and refuses, with a reset
+// or an HTTP error, what is no gRPC call or exceeds a limit; it reports
+// whether the stream may go on.
+func (h *h2Conn) accept(st *h2Stream) bool {
 	c, r := h.c, &st.req
 	if !h.started {
 		h.started = true
@@ -129,28 +139,35 @@ func (h *h2Conn) open(st *h2Stream) *h2Stream {
 	case r.Malformed != "":
 		h.s.o.logger.Debug("rt: malformed HTTP/2 request", "peer", c.raw.RemoteAddr().String(), "reason", r.Malformed)
 		h.resetStream(st.id, h2.ErrProtocol)
-		return nil
+		return false
 	case full:
 		h.resetStream(st.id, h2.ErrRefusedStream)
-		return nil
+		return false
 	}
 	st.g, st.tr, st.sc.conn, st.mode = h.g, st, c, sock.Held
 	st.inflow.Init(h2StreamWindow)
 	st.recvEnded.Store(h.blockEnd)
 	if r.Method != http.MethodPost {
 		st.httpError(http.StatusMethodNotAllowed, errNotPost)
-		return nil
+		return false
 	}
 	proto := grpcwire.ParseContentType(r.ContentType)
 	if proto == grpcwire.Unsupported {
 		st.httpError(http.StatusUnsupportedMediaType, errMediaType+r.ContentType)
-		return nil
+		return false
 	}
 	st.web, st.bodyEnd = proto == grpcwire.Web, proto == grpcwire.Web
 	if r.TooLarge {
 		st.fail(Errorf(ResourceExhausted, "request headers exceed the server's limit of %d bytes (WithMaxMetadataSize)", h.s.o.maxMD), nil)
-		return nil
+		return false
 	}
+	return true
+}
+
+// admit starts the call of an accepted stream unless the connection is
+// going away; it reports whether the call started.
+func (h *h2Conn) admit(st *h2Stream) bool {
+	c, r := h.c, &st.req
 	rq := grpcRequest{name: r.Path[1:], timeout: r.Timeout, encoding: r.Encoding, acceptEncoding: r.AcceptEncoding, meta: r.Meta}
 	c.admitMu.Lock()
 	h.mu.Lock()
@@ -162,13 +179,17 @@ func (h *h2Conn) open(st *h2Stream) *h2Stream {
 		ok = st.start(&rq)
 	}
 	c.admitMu.Unlock()
-	switch {
-	case gone:
+	if gone {
 		h.resetStream(st.id, h2.ErrRefusedStream)
-		return nil
-	case !ok:
-		return nil
 	}
+	return ok
+}
+
+// track registers a started stream with the connection and hands it on:
+// a streaming call to a worker at once, a unary one once its request has
+// arrived (see endRequest).
+func (h *h2Conn) track(st *h2Stream) *h2Stream {
+	c := h.c
 	unary := st.sc.me.info.Method.Stream == NotStream
 	if !unary {
 		st.pipe = &h2Pipe{st: st, wake: make(chan struct{}, 1)}
