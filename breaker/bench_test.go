@@ -3,6 +3,8 @@ package breaker
 import (
 	"testing"
 	"time"
+
+	"github.com/yrpc/yrpc/internal/benchcpu"
 )
 
 // BenchmarkAllowDone is one successful call through a closed breaker.
@@ -10,7 +12,7 @@ func BenchmarkAllowDone(b *testing.B) {
 	br := New(Settings{})
 	now := time.Now() // carries the monotonic clock, as production callers pass
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer benchcpu.Thread(b)()
 	for b.Loop() {
 		now = now.Add(time.Microsecond)
 		tk, ok := br.Allow(now)
@@ -27,7 +29,7 @@ func BenchmarkAllowDoneFailing(b *testing.B) {
 	now := time.Now() // carries the monotonic clock, as production callers pass
 	i := 0
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer benchcpu.Thread(b)()
 	for b.Loop() {
 		now = now.Add(time.Microsecond)
 		tk, ok := br.Allow(now)
@@ -41,7 +43,7 @@ func BenchmarkAllowDoneFailing(b *testing.B) {
 func BenchmarkAllowDoneParallel(b *testing.B) {
 	br := New(Settings{})
 	b.ReportAllocs()
-	defer reportProcCPU(b)()
+	defer benchcpu.Process(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		now := time.Now()
 		for pb.Next() {
@@ -62,7 +64,7 @@ func BenchmarkAllowOpen(b *testing.B) {
 	tk, _ := br.Allow(now)
 	br.Done(now, tk, false)
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer benchcpu.Thread(b)()
 	for b.Loop() {
 		now = now.Add(time.Microsecond)
 		br.Allow(now)

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/yrpc/yrpc/internal/benchcpu"
 )
 
 // Benchmarks advance a fake time by 1 µs per call so that the bucket keeps
@@ -14,7 +16,7 @@ func BenchmarkBucketAllow(b *testing.B) {
 	bk := NewBucket(1e6, 100)
 	now := time.Now() // carries the monotonic clock, as production callers pass
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer benchcpu.Thread(b)()
 	for b.Loop() {
 		now = now.Add(time.Microsecond)
 		bk.Allow(now)
@@ -24,7 +26,7 @@ func BenchmarkBucketAllow(b *testing.B) {
 func BenchmarkBucketAllowParallel(b *testing.B) {
 	bk := NewBucket(1e6, 100)
 	b.ReportAllocs()
-	defer reportProcCPU(b)()
+	defer benchcpu.Process(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		now := time.Now()
 		for pb.Next() {
@@ -39,7 +41,7 @@ func BenchmarkKeyedAllow(b *testing.B) {
 	key := "192.0.2.1"
 	now := time.Now() // carries the monotonic clock, as production callers pass
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer benchcpu.Thread(b)()
 	for b.Loop() {
 		now = now.Add(time.Microsecond)
 		k.Allow(key, now)
@@ -50,7 +52,7 @@ func BenchmarkKeyedAllowParallel(b *testing.B) {
 	k := NewKeyed(KeyedOptions{Rate: 1e6, Burst: 100})
 	var id atomic.Int64
 	b.ReportAllocs()
-	defer reportProcCPU(b)()
+	defer benchcpu.Process(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		// 64 keys per goroutine, spread over the shards.
 		base := int(id.Add(1)) * 1000
@@ -77,7 +79,7 @@ func BenchmarkKeyedNewKey(b *testing.B) {
 		keys[i] = "k" + strconv.Itoa(i)
 	}
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer benchcpu.Thread(b)()
 	i := 0
 	for b.Loop() {
 		k.Allow(keys[i&(len(keys)-1)], t0)
@@ -88,7 +90,7 @@ func BenchmarkKeyedNewKey(b *testing.B) {
 func BenchmarkConcurrency(b *testing.B) {
 	c := NewConcurrency(1 << 20)
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer benchcpu.Thread(b)()
 	for b.Loop() {
 		if c.Acquire() {
 			c.Release()
@@ -99,7 +101,7 @@ func BenchmarkConcurrency(b *testing.B) {
 func BenchmarkConcurrencyParallel(b *testing.B) {
 	c := NewConcurrency(1 << 20)
 	b.ReportAllocs()
-	defer reportProcCPU(b)()
+	defer benchcpu.Process(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if c.Acquire() {
@@ -112,7 +114,7 @@ func BenchmarkConcurrencyParallel(b *testing.B) {
 func BenchmarkClientIP(b *testing.B) {
 	addr := "[2001:db8::1]:443"
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer benchcpu.Thread(b)()
 	for b.Loop() {
 		_ = ClientIP(addr)
 	}
