@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strings"
@@ -481,13 +482,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.goaway.Store(true)
 	s.closing.Store(true)
 	s.mu.Lock()
-	for lis := range s.listeners {
-		lis.Close()
-	}
-	conns := make([]*serverConn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
+	conns := s.closeListenersLocked()
 	s.mu.Unlock()
 	for _, c := range conns {
 		c.sendGoAway()
@@ -525,10 +520,7 @@ const closeLinger = time.Second
 // for the clients to close, at most closeLinger or until ctx ends.
 func (s *Server) closeWrites(ctx context.Context) {
 	s.mu.Lock()
-	conns := make([]*serverConn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
+	conns := s.connsLocked()
 	s.mu.Unlock()
 	for _, c := range conns {
 		c.closeWrite()
@@ -599,13 +591,7 @@ func (s *Server) Close() error {
 	s.closed = true
 	s.closing.Store(true)
 	close(s.done)
-	for lis := range s.listeners {
-		lis.Close()
-	}
-	conns := make([]*serverConn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
+	conns := s.closeListenersLocked()
 	s.mu.Unlock()
 	dctx, cancel := context.WithTimeout(context.Background(), closeDeregisterTimeout)
 	s.deregister(dctx)
@@ -667,10 +653,7 @@ func (s *Server) ticker() {
 		case <-t.C:
 			e := s.epoch.Add(1)
 			s.mu.Lock()
-			conns := make([]*serverConn, 0, len(s.conns))
-			for c := range s.conns {
-				conns = append(conns, c)
-			}
+			conns := s.connsLocked()
 			s.mu.Unlock()
 			for _, c := range conns {
 				c.tick(e, period)
@@ -739,4 +722,18 @@ func (p *workerPool) close() {
 	for _, ch := range idle {
 		close(ch)
 	}
+}
+
+// connsLocked returns the open connections; s.mu is held.
+func (s *Server) connsLocked() []*serverConn {
+	return slices.Collect(maps.Keys(s.conns))
+}
+
+// closeListenersLocked closes the listeners and returns the open
+// connections; s.mu is held.
+func (s *Server) closeListenersLocked() []*serverConn {
+	for lis := range s.listeners {
+		lis.Close()
+	}
+	return s.connsLocked()
 }
