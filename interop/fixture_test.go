@@ -2,14 +2,7 @@ package interop_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
-	"math/big"
 	"net"
 	"testing"
 	"time"
@@ -19,6 +12,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/yrpc/yrpc/examples/users/userrpc"
+	"github.com/yrpc/yrpc/internal/testcerts"
 	"github.com/yrpc/yrpc/interop"
 	"github.com/yrpc/yrpc/interop/userspb"
 	"github.com/yrpc/yrpc/rt"
@@ -34,53 +28,12 @@ type transport struct {
 // transports returns h2c (HTTP/2 without TLS: the default server) and
 // TLS (a server with a certificate of 127.0.0.1 that the client trusts).
 func transports(t *testing.T) []transport {
-	serverTLS, clientTLS := testTLS(t)
+	ca := testcerts.NewCA(t, "interop test CA")
+	serverTLS, clientTLS := testcerts.ServerConfig(ca.Issue(t, testcerts.Leaf{CN: "users"}), nil), testcerts.ClientConfig(ca)
 	return []transport{
 		{"h2c", nil, grpc.WithTransportCredentials(insecure.NewCredentials())},
 		{"tls", []rt.ServerOption{rt.WithTLS(serverTLS)}, grpc.WithTransportCredentials(credentials.NewTLS(clientTLS))},
 	}
-}
-
-// testTLS makes a CA and a server certificate of 127.0.0.1 it signed, and
-// returns the server's TLS config and a client's that trusts the CA.
-func testTLS(t *testing.T) (server, client *tls.Config) {
-	t.Helper()
-	newKey := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	now := time.Now()
-	caKey, leafKey := newKey(), newKey()
-	ca := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "interop test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "users"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &leafKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(caCert)
-	server = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: leafKey}}}
-	return server, &tls.Config{RootCAs: pool}
 }
 
 // env is a yrpc server of examples/users and a grpc-go client of it.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yrpc/yrpc/internal/testcerts"
 	"github.com/yrpc/yrpc/rt"
 	"github.com/yrpc/yrpc/rt/registry"
 )
@@ -18,21 +19,21 @@ import (
 // and plaintext gRPC-Web.
 func TestGRPCOverTLS(t *testing.T) {
 	checkLeaks(t)
-	ca := newCA(t, "test CA")
+	ca := testcerts.NewCA(t, "test CA")
 	id := "spiffe://example.org/ns/shop/sa/web"
-	srv := rt.NewServer(rt.WithTLS(serverTLS(ca.issue(t, leaf{cn: "server"}), ca)))
+	srv := rt.NewServer(rt.WithTLS(testcerts.ServerConfig(ca.Issue(t, testcerts.Leaf{CN: "server"}), ca)))
 	srv.RegisterService(&testDesc, newTestImpl())
 	srv.RegisterService(&probeDesc, struct{}{})
 	addr := serve(t, srv)
-	cert := ca.issue(t, leaf{cn: "web", spiffe: id, client: true})
+	cert := ca.Issue(t, testcerts.Leaf{CN: "web", SPIFFE: id, Client: true})
 	want := "tls=true spiffe=" + id + " principal=" + id + " addr=true"
-	for name, g := range map[string]*grpcClient{"h2": newTLSGRPCClient(t, addr, clientTLS(ca, cert), false), "http1": newTLSGRPCClient(t, addr, clientTLS(ca, cert), true)} {
+	for name, g := range map[string]*grpcClient{"h2": newTLSGRPCClient(t, addr, testcerts.ClientConfig(ca, cert), false), "http1": newTLSGRPCClient(t, addr, testcerts.ClientConfig(ca, cert), true)} {
 		r, err := g.call(ctxT(t), grpcReq{path: "/grpctest.Probe/Peer", msgs: [][]byte{nil}, web: name == "http1"})
 		if err != nil || r.err() != nil || len(r.msgs) != 1 || string(r.msgs[0]) != want {
 			t.Errorf("%s: %v %v %q", name, err, r.err(), r.msgs)
 		}
 	}
-	cli, err := rt.NewClient(rt.WithAddrs(addr), rt.WithTLS(clientTLS(ca, cert)))
+	cli, err := rt.NewClient(rt.WithAddrs(addr), rt.WithTLS(testcerts.ClientConfig(ca, cert)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +49,8 @@ func TestGRPCOverTLS(t *testing.T) {
 		}
 	}
 	// A client certificate of another CA: refused in the handshake.
-	other := newCA(t, "other CA")
-	bad := newTLSGRPCClient(t, addr, clientTLS(ca, other.issue(t, leaf{cn: "x", client: true})), false)
+	other := testcerts.NewCA(t, "other CA")
+	bad := newTLSGRPCClient(t, addr, testcerts.ClientConfig(ca, other.Issue(t, testcerts.Leaf{CN: "x", Client: true})), false)
 	if _, err := bad.unary(ctxT(t), "/test.Echo/Echo", "x"); err == nil {
 		t.Error("another CA's client certificate: accepted")
 	}
@@ -58,11 +59,11 @@ func TestGRPCOverTLS(t *testing.T) {
 // With WithPlaintextAllowed, a TLS server answers h2c too.
 func TestGRPCPlaintextAllowed(t *testing.T) {
 	checkLeaks(t)
-	ca := newCA(t, "test CA")
-	srv := rt.NewServer(rt.WithTLS(serverTLS(ca.issue(t, leaf{cn: "server"}), nil)), rt.WithPlaintextAllowed(true))
+	ca := testcerts.NewCA(t, "test CA")
+	srv := rt.NewServer(rt.WithTLS(testcerts.ServerConfig(ca.Issue(t, testcerts.Leaf{CN: "server"}), nil)), rt.WithPlaintextAllowed(true))
 	srv.RegisterService(&testDesc, newTestImpl())
 	addr := serve(t, srv)
-	for name, g := range map[string]*grpcClient{"h2c": newH2CClient(t, addr), "h2": newTLSGRPCClient(t, addr, clientTLS(ca), false)} {
+	for name, g := range map[string]*grpcClient{"h2c": newH2CClient(t, addr), "h2": newTLSGRPCClient(t, addr, testcerts.ClientConfig(ca), false)} {
 		if got, err := g.unary(ctxT(t), "/test.Echo/Echo", name); err != nil || got != name {
 			t.Errorf("%s: %q %v", name, got, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yrpc/yrpc/internal/testcerts"
 	"github.com/yrpc/yrpc/rt"
 	"github.com/yrpc/yrpc/rt/registry"
 )
@@ -91,13 +92,13 @@ func closedAddr(t *testing.T) string {
 // server and TLS without the server's roots are refused, not sent.
 func TestGRPCClientTLS(t *testing.T) {
 	checkLeaks(t)
-	ca := newCA(t, "test CA")
+	ca := testcerts.NewCA(t, "test CA")
 	id := "spiffe://example.org/ns/shop/sa/web"
-	srv := rt.NewServer(rt.WithTLS(serverTLS(ca.issue(t, leaf{cn: "server"}), ca)))
+	srv := rt.NewServer(rt.WithTLS(testcerts.ServerConfig(ca.Issue(t, testcerts.Leaf{CN: "server"}), ca)))
 	srv.RegisterService(&testDesc, newTestImpl())
 	srv.RegisterService(&probeDesc, struct{}{})
 	addr := serve(t, srv)
-	cli := grpcCli(t, rt.WithAddrs("grpcs://"+addr), rt.WithTLS(clientTLS(ca, ca.issue(t, leaf{cn: "web", spiffe: id, client: true}))))
+	cli := grpcCli(t, rt.WithAddrs("grpcs://"+addr), rt.WithTLS(testcerts.ClientConfig(ca, ca.Issue(t, testcerts.Leaf{CN: "web", SPIFFE: id, Client: true}))))
 	want := "tls=true spiffe=" + id + " principal=" + id + " addr=true"
 	if got, err := probeCall(ctxT(t), cli, "Peer", ""); err != nil || got != want {
 		t.Errorf("peer: %q %v", got, err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yrpc/yrpc/internal/testcerts"
 	"github.com/yrpc/yrpc/rt"
 	"github.com/yrpc/yrpc/rt/registry"
 )
@@ -19,7 +20,7 @@ import (
 // tlsEnv is a server with TLS on loopback; clients are made by the test.
 type tlsEnv struct {
 	t    *testing.T
-	ca   *testCA
+	ca   *testcerts.CA
 	impl *testImpl
 	srv  *rt.Server
 	addr string
@@ -60,10 +61,10 @@ func (e *tlsEnv) client(opts ...rt.ClientOption) *rt.Client {
 // common name, and, with no Authenticator, the SPIFFE ID as principal.
 func TestMutualTLS(t *testing.T) {
 	checkLeaks(t)
-	ca := newCA(t, "test CA")
-	e := newTLSEnv(t, serverTLS(ca.issue(t, leaf{cn: "server"}), ca))
+	ca := testcerts.NewCA(t, "test CA")
+	e := newTLSEnv(t, testcerts.ServerConfig(ca.Issue(t, testcerts.Leaf{CN: "server"}), ca))
 	id := "spiffe://example.org/ns/shop/sa/web"
-	cli := e.client(rt.WithTLS(clientTLS(ca, ca.issue(t, leaf{cn: "web", spiffe: id, client: true}))))
+	cli := e.client(rt.WithTLS(testcerts.ClientConfig(ca, ca.Issue(t, testcerts.Leaf{CN: "web", SPIFFE: id, Client: true}))))
 	got, err := call(ctxT(t), cli, &testDesc, 0, "whoami")
 	if want := id + "|web|" + id; err != nil || got != want {
 		t.Fatalf("whoami = %q, %v; want %q", got, err, want)
@@ -75,17 +76,17 @@ func TestMutualTLS(t *testing.T) {
 // The server keeps serving good clients after each.
 func TestTLSRefusals(t *testing.T) {
 	checkLeaks(t)
-	ca, other := newCA(t, "test CA"), newCA(t, "other CA")
-	e := newTLSEnv(t, serverTLS(ca.issue(t, leaf{cn: "server"}), ca))
-	good := e.client(rt.WithTLS(clientTLS(ca, ca.issue(t, leaf{cn: "good", client: true}))))
+	ca, other := testcerts.NewCA(t, "test CA"), testcerts.NewCA(t, "other CA")
+	e := newTLSEnv(t, testcerts.ServerConfig(ca.Issue(t, testcerts.Leaf{CN: "server"}), ca))
+	good := e.client(rt.WithTLS(testcerts.ClientConfig(ca, ca.Issue(t, testcerts.Leaf{CN: "good", Client: true}))))
 	for _, tc := range []struct {
 		name string
 		opts []rt.ClientOption
 		want string
 	}{
-		{"another CA's certificate", []rt.ClientOption{rt.WithTLS(clientTLS(ca, other.issue(t, leaf{cn: "x", client: true})))}, "tls"},
-		{"an expired certificate", []rt.ClientOption{rt.WithTLS(clientTLS(ca, ca.issue(t, leaf{cn: "x", client: true, notAfter: time.Now().Add(-time.Hour)})))}, "tls"},
-		{"no certificate", []rt.ClientOption{rt.WithTLS(clientTLS(ca))}, "tls"},
+		{"another CA's certificate", []rt.ClientOption{rt.WithTLS(testcerts.ClientConfig(ca, other.Issue(t, testcerts.Leaf{CN: "x", Client: true})))}, "tls"},
+		{"an expired certificate", []rt.ClientOption{rt.WithTLS(testcerts.ClientConfig(ca, ca.Issue(t, testcerts.Leaf{CN: "x", Client: true, NotAfter: time.Now().Add(-time.Hour)})))}, "tls"},
+		{"no certificate", []rt.ClientOption{rt.WithTLS(testcerts.ClientConfig(ca))}, "tls"},
 		{"plaintext", nil, "requires TLS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,8 +109,8 @@ func TestTLSRefusals(t *testing.T) {
 // so, not a hang.
 func TestTLSClientPlaintextServer(t *testing.T) {
 	e := newEnv(t, nil)
-	ca := newCA(t, "test CA")
-	cli, err := rt.NewClient(rt.WithAddrs(e.lis.Addr().String()), rt.WithTLS(clientTLS(ca)))
+	ca := testcerts.NewCA(t, "test CA")
+	cli, err := rt.NewClient(rt.WithAddrs(e.lis.Addr().String()), rt.WithTLS(testcerts.ClientConfig(ca)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,15 +126,15 @@ func TestTLSClientPlaintextServer(t *testing.T) {
 // certificate.
 func TestCertificateRotationUnderLoad(t *testing.T) {
 	checkLeaks(t)
-	ca := newCA(t, "test CA")
+	ca := testcerts.NewCA(t, "test CA")
 	var cur atomic.Pointer[tls.Certificate]
-	first := ca.issue(t, leaf{cn: "server-1"})
+	first := ca.Issue(t, testcerts.Leaf{CN: "server-1"})
 	cur.Store(&first)
 	cfg := &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cur.Load(), nil }}
 	e := newTLSEnv(t, cfg)
 
 	var seen sync.Map // server common names seen by clients' handshakes
-	ccfg := clientTLS(ca)
+	ccfg := testcerts.ClientConfig(ca)
 	ccfg.VerifyConnection = func(cs tls.ConnectionState) error {
 		seen.Store(cs.PeerCertificates[0].Subject.CommonName, true)
 		return nil
@@ -171,7 +172,7 @@ func TestCertificateRotationUnderLoad(t *testing.T) {
 	for i := 2; i <= 6; i++ {
 		// Each certificate serves some handshakes before the next.
 		waitUntil(t, func() bool { _, ok := seen.Load(cur.Load().Leaf.Subject.CommonName); return ok })
-		next := ca.issue(t, leaf{cn: "server-" + string(rune('0'+i))})
+		next := ca.Issue(t, testcerts.Leaf{CN: "server-" + string(rune('0'+i))})
 		cur.Store(&next)
 	}
 	waitUntil(t, func() bool { _, ok := seen.Load("server-6"); return ok })
@@ -204,8 +205,8 @@ func TestBearerTokens(t *testing.T) {
 	var mu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&logs, &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	const secret = "s3cr3t-t0ken-value"
-	ca := newCA(t, "test CA")
-	e := newTLSEnv(t, serverTLS(ca.issue(t, leaf{cn: "server"}), nil),
+	ca := testcerts.NewCA(t, "test CA")
+	e := newTLSEnv(t, testcerts.ServerConfig(ca.Issue(t, testcerts.Leaf{CN: "server"}), nil),
 		rt.WithAuthenticator(rt.BearerTokens(map[string]string{secret: "alice"})), rt.WithLogger(logger))
 	for _, tc := range []struct {
 		name  string
@@ -217,7 +218,7 @@ func TestBearerTokens(t *testing.T) {
 		{"right", secret, rt.OK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := []rt.ClientOption{rt.WithTLS(clientTLS(ca)), rt.WithLogger(logger), rt.WithDebug(true)}
+			opts := []rt.ClientOption{rt.WithTLS(testcerts.ClientConfig(ca)), rt.WithLogger(logger), rt.WithDebug(true)}
 			if tc.token != "" {
 				opts = append(opts, rt.WithCredentials(rt.BearerToken{Token: tc.token}))
 			}
@@ -271,17 +272,17 @@ func TestCredentialsNeedTLS(t *testing.T) {
 // with no principal.
 func TestAuthorization(t *testing.T) {
 	checkLeaks(t)
-	ca := newCA(t, "test CA")
+	ca := testcerts.NewCA(t, "test CA")
 	rules := rt.AccessRules{
 		"test.Echo":       {"spiffe://example.org/ns/shop/*"},
 		"test.Echo/Hedge": {"spiffe://example.org/ns/admin/*"},
 		"test.Echo/Fork":  {"*"},
 	}
-	e := newTLSEnv(t, serverTLS(ca.issue(t, leaf{cn: "server"}), nil), rt.WithAccessRules(rules))
+	e := newTLSEnv(t, testcerts.ServerConfig(ca.Issue(t, testcerts.Leaf{CN: "server"}), nil), rt.WithAccessRules(rules))
 	// The server asks for no client certificate here, so the mTLS
 	// identity comes from a server that does.
-	mtls := newTLSEnv(t, serverTLS(ca.issue(t, leaf{cn: "server"}), ca), rt.WithAccessRules(rules))
-	web := rt.WithTLS(clientTLS(ca, ca.issue(t, leaf{cn: "web", spiffe: "spiffe://example.org/ns/shop/sa/web", client: true})))
+	mtls := newTLSEnv(t, testcerts.ServerConfig(ca.Issue(t, testcerts.Leaf{CN: "server"}), ca), rt.WithAccessRules(rules))
+	web := rt.WithTLS(testcerts.ClientConfig(ca, ca.Issue(t, testcerts.Leaf{CN: "web", SPIFFE: "spiffe://example.org/ns/shop/sa/web", Client: true})))
 	for _, tc := range []struct {
 		name string
 		cli  *rt.Client
@@ -291,7 +292,7 @@ func TestAuthorization(t *testing.T) {
 		{"allowed by the service's rule", mtls.client(web), 0, rt.OK},
 		{"denied by the method's rule", mtls.client(web), 3, rt.PermissionDenied},
 		{"open to any principal", mtls.client(web), 4, rt.OK},
-		{"no principal", e.client(rt.WithTLS(clientTLS(ca))), 0, rt.PermissionDenied},
+		{"no principal", e.client(rt.WithTLS(testcerts.ClientConfig(ca))), 0, rt.PermissionDenied},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := call(ctxT(t), tc.cli, &testDesc, tc.m, "x")

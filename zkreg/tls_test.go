@@ -3,14 +3,8 @@ package zkreg
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yrpc/yrpc/internal/testcerts"
 	"github.com/yrpc/yrpc/internal/zktest"
 	"github.com/yrpc/yrpc/rt/registry"
 	"github.com/yrpc/yrpc/rt/registry/registrytest"
@@ -39,7 +34,9 @@ func TestTLS(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	caPEM, certPEM, keyPEM := makeCerts(t)
+	ca := testcerts.NewCA(t, "yrpc test CA")
+	certPEM, keyPEM := testcerts.PEM(t, ca.Issue(t, testcerts.Leaf{CN: "zookeeper"}))
+	caPEM := ca.PEM()
 	write := func(name string, parts ...[]byte) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, bytes.Join(parts, nil), 0o600); err != nil {
@@ -116,45 +113,4 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-// makeCerts returns a CA and a server certificate for 127.0.0.1 signed by
-// it, with the server's PKCS #8 key, in PEM.
-func makeCerts(t *testing.T) (caPEM, certPEM, keyPEM []byte) {
-	t.Helper()
-	newKey := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	caKey, srvKey := newKey(), newKey()
-	now := time.Now()
-	ca := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "yrpc test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "zookeeper"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srv, ca, &srvKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(srvKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),
-		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
 }
