@@ -176,7 +176,7 @@ func TestCheck(t *testing.T) {
 		{"mock JSON syntax", func(s *gen.Spec) { get(s).Mock = &gen.Mock{Action: "value", Value: `{"id": }`} }, "mock value: invalid JSON"},
 		{"mock two values", func(s *gen.Spec) { get(s).Mock = &gen.Mock{Action: "value", Value: `{} {}`} }, "mock value: invalid JSON: more than one value"},
 		{"mock not an object", func(s *gen.Spec) { get(s).Mock = &gen.Mock{Action: "value", Value: `[1]`} }, "mock value: message User: want a JSON object, got an array"},
-		{"mock wrong type", func(s *gen.Spec) { get(s).Mock = &gen.Mock{Action: "value", Value: `{"id": "x"}`} }, "mock value: User.id: kind int64 cannot hold a string"},
+		{"mock wrong type", func(s *gen.Spec) { get(s).Mock = &gen.Mock{Action: "value", Value: `{"id": "x"}`} }, `mock value: User.id: "x" does not fit kind int64`},
 		{"mock out of range", func(s *gen.Spec) {
 			user(s).Fields[0].Kind = gen.KindInt32
 			get(s).Mock = &gen.Mock{Action: "value", Value: `{"id": 3000000000}`}
