@@ -56,14 +56,73 @@ const maxMockDepth = 64
 func resolveMock(msg *msgModel, js string) (*mockValue, error) {
 	dec := json.NewDecoder(strings.NewReader(js))
 	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := readJSON(dec, 0)
+	if err != nil {
 		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("invalid JSON: more than one value")
 	}
 	return mockMessage(msg, v, 0)
+}
+
+// maxJSONDepth bounds the nesting of JSON arrays and objects that
+// readJSON reads. A message is two levels below the one that holds it (in
+// a list or a map), so every value of messages nested maxMockDepth deep
+// fits, and mockMessage reports the deeper ones.
+const maxJSONDepth = 4 * maxMockDepth
+
+// repeatedKey is the value readJSON gives a key that an object has more
+// than once, for the reader of the object to refuse with its path.
+type repeatedKey struct{}
+
+// readJSON reads the next JSON value of dec as Decode into an any reads
+// it (numbers as json.Number), but where an object has a key twice,
+// which Decode would take the last of, it gives the key repeatedKey{}.
+func readJSON(dec *json.Decoder, depth int) (any, error) {
+	t, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	open, ok := t.(json.Delim)
+	if !ok {
+		return t, nil
+	}
+	if depth >= maxJSONDepth {
+		return nil, errors.New("value nested too deeply")
+	}
+	var v any
+	switch open {
+	case '[':
+		list := []any{}
+		for dec.More() && err == nil {
+			var x any
+			x, err = readJSON(dec, depth+1)
+			list = append(list, x)
+		}
+		v = list
+	default: // '{': Token returns matched delimiters and string keys
+		obj := map[string]any{}
+		for dec.More() && err == nil {
+			var k, x any
+			if k, err = dec.Token(); err == nil {
+				x, err = readJSON(dec, depth+1)
+			}
+			key, _ := k.(string)
+			if _, twice := obj[key]; twice {
+				x = repeatedKey{}
+			}
+			obj[key] = x
+		}
+		v = obj
+	}
+	if err == nil {
+		_, err = dec.Token() // the closing delimiter
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF // as Decode says of a value cut short
+	}
+	return v, err
 }
 
 func mockMessage(msg *msgModel, v any, depth int) (*mockValue, error) {
@@ -79,6 +138,9 @@ func mockMessage(msg *msgModel, v any, depth int) (*mockValue, error) {
 		fm := mockFieldNamed(msg, k)
 		if fm == nil {
 			return nil, fmt.Errorf("message %s has no field %q (it has %s)", msg.Name, k, quotedNames(msg.fields, func(f *fieldModel) string { return f.Name }))
+		}
+		if _, twice := obj[k].(repeatedKey); twice {
+			return nil, fmt.Errorf("message %s: field %q given twice", msg.Name, k)
 		}
 		if prev, dup := given[fm]; dup {
 			return nil, fmt.Errorf("message %s: field %q given twice, as %q and %q", msg.Name, fm.Name, prev, k)
@@ -134,6 +196,9 @@ func mockFieldValue(fm *fieldModel, x any, depth int) (*mockValue, error) {
 		out := &mockValue{}
 		seen := map[any]string{}
 		for _, k := range sortedKeys(obj) {
+			if _, twice := obj[k].(repeatedKey); twice {
+				return nil, fmt.Errorf("key %q given twice", k)
+			}
 			key, err := mockMapKey(fm.MapKey, k)
 			if err != nil {
 				return nil, fmt.Errorf("key %q: %w", k, err)

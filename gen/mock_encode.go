@@ -23,8 +23,8 @@ import (
 //
 // The rules are protobuf's JSON mapping, read strictly: what protobuf's
 // JSON encoders print is accepted, and little more. The value is one JSON
-// object. A field is named by its schema name ("created_at") or its JSON
-// name ("createdAt"), not both; null means absent. Booleans are true or
+// object. A field is named once, by its schema name ("created_at") or its
+// JSON name ("createdAt"); null means absent. Booleans are true or
 // false; strings and bytes are strings, bytes in padded standard base64;
 // times are RFC 3339 strings, durations Go duration strings ("1.5s",
 // "2m"); 32-bit integers are JSON numbers and 64-bit ones numbers or

@@ -226,6 +226,7 @@ func TestMockRules(t *testing.T) {
 		{"Go name (was: gen took it)", "Get", `{"CreatedAt": "2026-01-02T03:04:05.123Z"}`, nil, `message User has no field "CreatedAt" (it has "created_at", "updated_at", "id", `},
 		{"one field by both names (was: gen took one)", "Get", `{"created_at": "2026-01-02T03:04:05Z", "createdAt": "2026-01-02T03:04:05Z"}`,
 			nil, `message User: field "created_at" given twice, as "createdAt" and "created_at"`},
+		{"one key twice (was: both took the last)", "Get", `{"id": 1, "name": "a", "id": 2}`, nil, `message User: field "id" given twice`},
 		{"null is absent", "Get", `{"name": null, "id": 3}`, &userrpc.User{ID: 3}, ""},
 		{"64-bit integers as strings (was: gen refused them)", "Echo", `{"i64": "-9007199254740993", "u64": "18446744073709551615", "s64": "-8", "fx64": "10", "sfx64": "-12"}`,
 			&userrpc.Scalars{I64: -9007199254740993, U64: math.MaxUint64, S64: -8, Fx64: 10, Sfx64: -12}, ""},
@@ -257,11 +258,13 @@ func TestMockRules(t *testing.T) {
 		{"map keys", "EchoMaps", `{"by_bool": {"true": 1}, "by_u64": {"18446744073709551615": 2}}`,
 			&userrpc.Maps{ByBool: map[bool]int32{true: 1}, ByU64: map[uint64]int32{math.MaxUint64: 2}}, ""},
 		{"two keys, one number (was: ctl wrote both)", "EchoMaps", `{"by_i32": {"1": "2", "01": "3"}}`, nil, `Maps.by_i32: keys "01" and "1" are the same int32`},
+		{"one map key twice (was: both took the last)", "EchoMaps", `{"by_string": {"a": "x", "a": "y"}}`, nil, `Maps.by_string: key "a" given twice`},
 		{"map key not a number", "EchoMaps", `{"by_i64": {"x": 1}}`, nil, `Maps.by_i64: key "x": x does not fit kind int64`},
 		{"not an object", "Echo", `[]`, nil, "message Scalars: want a JSON object, got an array"},
 		{"text after the value (was: both took it)", "Echo", `{} }`, nil, "invalid JSON: more than one value"},
 		{"nesting at the limit", "Tree", deepest, deepestNode, ""},
 		{"nesting past the limit", "Tree", tooDeep, nil, "value nested too deeply"},
+		{"JSON nesting past its limit", "Echo", `{"text": ` + strings.Repeat("[", 300) + strings.Repeat("]", 300) + "}", nil, "invalid JSON: value nested too deeply"},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
 			problems := checkMock(t, spec, tc.method, tc.json)
