@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/yrpc/yrpc/gen/names"
 )
 
 // mockValue is one value of a mock response, resolved from the schema's
@@ -45,21 +48,81 @@ type enumValue struct {
 // maxMockDepth bounds the nesting of a mock value.
 const maxMockDepth = 64
 
-// resolveMock checks the JSON object js against the fields of msg and
-// resolves the message it describes. Field names are the schema's (or the
-// Go names); values follow protobuf's JSON mapping: bytes in base64, enums
-// by name or number, times in RFC 3339, durations as Go duration strings.
+// resolveMock checks the JSON text js against the fields of msg and
+// resolves the message it describes, by the rules that EncodeMock
+// documents. It is the one reader of mock JSON: Check runs it on the
+// schema's mock values and EncodeMock on the values given to `yrpcc ctl
+// mock`, so both accept the same JSON and report the same errors.
 func resolveMock(msg *msgModel, js string) (*mockValue, error) {
 	dec := json.NewDecoder(strings.NewReader(js))
 	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := readJSON(dec, 0)
+	if err != nil {
 		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("invalid JSON: more than one value")
 	}
 	return mockMessage(msg, v, 0)
+}
+
+// maxJSONDepth bounds the nesting of JSON arrays and objects that
+// readJSON reads. A message is two levels below the one that holds it (in
+// a list or a map), so every value of messages nested maxMockDepth deep
+// fits, and mockMessage reports the deeper ones.
+const maxJSONDepth = 4 * maxMockDepth
+
+// repeatedKey is the value readJSON gives a key that an object has more
+// than once, for the reader of the object to refuse with its path.
+type repeatedKey struct{}
+
+// readJSON reads the next JSON value of dec as Decode into an any reads
+// it (numbers as json.Number), but where an object has a key twice,
+// which Decode would take the last of, it gives the key repeatedKey{}.
+func readJSON(dec *json.Decoder, depth int) (any, error) {
+	t, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	open, ok := t.(json.Delim)
+	if !ok {
+		return t, nil
+	}
+	if depth >= maxJSONDepth {
+		return nil, errors.New("value nested too deeply")
+	}
+	var v any
+	switch open {
+	case '[':
+		list := []any{}
+		for dec.More() && err == nil {
+			var x any
+			x, err = readJSON(dec, depth+1)
+			list = append(list, x)
+		}
+		v = list
+	default: // '{': Token returns matched delimiters and string keys
+		obj := map[string]any{}
+		for dec.More() && err == nil {
+			var k, x any
+			if k, err = dec.Token(); err == nil {
+				x, err = readJSON(dec, depth+1)
+			}
+			key, _ := k.(string)
+			if _, twice := obj[key]; twice {
+				x = repeatedKey{}
+			}
+			obj[key] = x
+		}
+		v = obj
+	}
+	if err == nil {
+		_, err = dec.Token() // the closing delimiter
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF // as Decode says of a value cut short
+	}
+	return v, err
 }
 
 func mockMessage(msg *msgModel, v any, depth int) (*mockValue, error) {
@@ -70,27 +133,57 @@ func mockMessage(msg *msgModel, v any, depth int) (*mockValue, error) {
 	if !ok {
 		return nil, fmt.Errorf("message %s: want a JSON object, got %s", msg.Name, jsonType(v))
 	}
+	given := make(map[*fieldModel]string, len(obj)) // field -> its key in obj
 	for _, k := range sortedKeys(obj) {
-		if !slices.ContainsFunc(msg.fields, func(f *fieldModel) bool { return f.Name == k || f.goName == k }) {
-			return nil, fmt.Errorf("message %s has no field %q", msg.Name, k)
+		fm := mockFieldNamed(msg, k)
+		if fm == nil {
+			return nil, fmt.Errorf("message %s has no field %q (it has %s)", msg.Name, k, quotedNames(msg.fields, func(f *fieldModel) string { return f.Name }))
 		}
+		if _, twice := obj[k].(repeatedKey); twice {
+			return nil, fmt.Errorf("message %s: field %q given twice", msg.Name, k)
+		}
+		if prev, dup := given[fm]; dup {
+			return nil, fmt.Errorf("message %s: field %q given twice, as %q and %q", msg.Name, fm.Name, prev, k)
+		}
+		given[fm] = k
 	}
 	out := &mockValue{}
 	for _, fm := range msg.fields {
-		x, ok := obj[fm.Name]
-		if !ok {
-			x, ok = obj[fm.goName]
-		}
-		if !ok || x == nil {
+		k, ok := given[fm]
+		if !ok || obj[k] == nil {
 			continue
 		}
-		val, err := mockFieldValue(fm, x, depth)
+		val, err := mockFieldValue(fm, obj[k], depth)
 		if err != nil {
 			return nil, fmt.Errorf("%s.%s: %w", msg.Name, fm.Name, err)
 		}
 		out.fields = append(out.fields, mockField{fm, val})
 	}
 	return out, nil
+}
+
+// mockFieldNamed returns the field of msg whose schema name is k, else the
+// one whose JSON name is k.
+func mockFieldNamed(msg *msgModel, k string) *fieldModel {
+	if i := slices.IndexFunc(msg.fields, func(f *fieldModel) bool { return f.Name == k }); i >= 0 {
+		return msg.fields[i]
+	}
+	if i := slices.IndexFunc(msg.fields, func(f *fieldModel) bool { return names.JSONName(f.Name) == k }); i >= 0 {
+		return msg.fields[i]
+	}
+	return nil
+}
+
+// quotedNames lists the names of xs, quoted: `"a", "b"`, or "none".
+func quotedNames[T any](xs []T, name func(T) string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = strconv.Quote(name(x))
+	}
+	return strings.Join(q, ", ")
 }
 
 func mockFieldValue(fm *fieldModel, x any, depth int) (*mockValue, error) {
@@ -103,6 +196,9 @@ func mockFieldValue(fm *fieldModel, x any, depth int) (*mockValue, error) {
 		out := &mockValue{}
 		seen := map[any]string{}
 		for _, k := range sortedKeys(obj) {
+			if _, twice := obj[k].(repeatedKey); twice {
+				return nil, fmt.Errorf("key %q given twice", k)
+			}
 			key, err := mockMapKey(fm.MapKey, k)
 			if err != nil {
 				return nil, fmt.Errorf("key %q: %w", k, err)
@@ -136,6 +232,7 @@ func mockFieldValue(fm *fieldModel, x any, depth int) (*mockValue, error) {
 	return mockElem(fm.value(), x, depth)
 }
 
+// mockMapKey parses a JSON object key as a map key of kind k.
 func mockMapKey(k Kind, s string) (any, error) {
 	switch k {
 	case KindString:
@@ -168,15 +265,15 @@ func mockEnum(e *enumModel, x any) (enumValue, error) {
 	switch x := x.(type) {
 	case string:
 		for i, ev := range e.Values {
-			if ev.Name == x && i < len(e.consts) {
+			if (ev.Name == x || names.ProtoEnumValue(e.Name, ev.Name) == x) && i < len(e.consts) {
 				return enumValue{index: i, number: ev.Number}, nil
 			}
 		}
-		return enumValue{}, fmt.Errorf("enum %s has no value %q", e.Name, x)
+		return enumValue{}, fmt.Errorf("enum %s has no value %q (it has %s)", e.Name, x, quotedNames(e.Values, func(v EnumValue) string { return v.Name }))
 	case json.Number:
 		n, err := strconv.ParseInt(string(x), 10, 32)
 		if err != nil {
-			return enumValue{}, fmt.Errorf("enum %s: %w", e.Name, err)
+			return enumValue{}, fmt.Errorf("enum %s: %s does not fit kind int32", e.Name, x)
 		}
 		return enumValue{index: -1, number: int32(n)}, nil
 	}
@@ -186,7 +283,6 @@ func mockEnum(e *enumModel, x any) (enumValue, error) {
 // mockScalar converts a JSON scalar to the Go value of kind k.
 func mockScalar(k Kind, x any) (any, error) {
 	str, isStr := x.(string)
-	num, isNum := x.(json.Number)
 	switch k {
 	case KindBool:
 		if b, ok := x.(bool); ok {
@@ -200,7 +296,7 @@ func mockScalar(k Kind, x any) (any, error) {
 		if isStr {
 			b, err := base64.StdEncoding.DecodeString(str)
 			if err != nil {
-				return nil, fmt.Errorf("bytes must be base64: %w", err)
+				return nil, fmt.Errorf("bytes must be base64 (standard, padded): %w", err)
 			}
 			return b, nil
 		}
@@ -213,33 +309,66 @@ func mockScalar(k Kind, x any) (any, error) {
 			return time.ParseDuration(str)
 		}
 	case KindFloat32, KindFloat64:
-		if isNum {
-			f, err := strconv.ParseFloat(string(num), kindBits(k))
-			if err != nil || math.IsInf(f, 0) {
-				return nil, fmt.Errorf("%s does not fit kind %s", num, k)
-			}
-			return f, nil
-		}
-	case KindUint32, KindUint64, KindFixed32, KindFixed64:
-		if isNum {
-			u, err := strconv.ParseUint(string(num), 10, kindBits(k))
-			if err != nil {
-				return nil, fmt.Errorf("%s does not fit kind %s", num, k)
-			}
-			return u, nil
-		}
-	case KindInt32, KindInt64, KindSint32, KindSint64, KindSfixed32, KindSfixed64:
-		if isNum {
-			n, err := strconv.ParseInt(string(num), 10, kindBits(k))
-			if err != nil {
-				return nil, fmt.Errorf("%s does not fit kind %s", num, k)
-			}
-			return n, nil
-		}
+		return mockFloat(k, x)
+	case KindUint32, KindUint64, KindFixed32, KindFixed64, KindInt32, KindInt64, KindSint32, KindSint64, KindSfixed32, KindSfixed64:
+		return mockInteger(k, x)
 	default:
 		return nil, fmt.Errorf("kind %q has no mock values", k)
 	}
 	return nil, fmt.Errorf("kind %s cannot hold %s", k, jsonType(x))
+}
+
+// mockFloat converts a JSON number, or "NaN", "Infinity" or "-Infinity",
+// to a float of kind k.
+func mockFloat(k Kind, x any) (float64, error) {
+	switch x := x.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), kindBits(k))
+		if err != nil {
+			return 0, fmt.Errorf("%s does not fit kind %s", x, k)
+		}
+		return f, nil
+	case string:
+		switch x {
+		case "NaN":
+			return math.NaN(), nil
+		case "Infinity":
+			return math.Inf(1), nil
+		case "-Infinity":
+			return math.Inf(-1), nil
+		}
+		return 0, fmt.Errorf("kind %s cannot hold the string %q: only \"NaN\", \"Infinity\" and \"-Infinity\" may be strings", k, x)
+	}
+	return 0, fmt.Errorf("kind %s cannot hold %s", k, jsonType(x))
+}
+
+// mockInteger converts a JSON number, or a decimal string for a 64-bit
+// kind, to the int64 or uint64 of integer kind k.
+func mockInteger(k Kind, x any) (any, error) {
+	var text, shown string
+	switch x := x.(type) {
+	case json.Number:
+		text, shown = string(x), string(x)
+	case string:
+		if kindBits(k) != 64 {
+			return nil, fmt.Errorf("kind %s cannot hold a string: only 64-bit integers may be strings", k)
+		}
+		text, shown = x, strconv.Quote(x)
+	default:
+		return nil, fmt.Errorf("kind %s cannot hold %s", k, jsonType(x))
+	}
+	var n any
+	var err error
+	switch k {
+	case KindUint32, KindUint64, KindFixed32, KindFixed64:
+		n, err = strconv.ParseUint(text, 10, kindBits(k))
+	default:
+		n, err = strconv.ParseInt(text, 10, kindBits(k))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s does not fit kind %s", shown, k)
+	}
+	return n, nil
 }
 
 // kindBits is the size in bits of a number kind.

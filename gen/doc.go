@@ -53,6 +53,14 @@
 // positions to file:line, so the two never disagree. Names follow the rules
 // of package gen/names; package gen/proto writes a spec as a .proto file.
 //
+// Mock values are JSON, read by one reader with protobuf's JSON mapping
+// (schema or JSON field names, 64-bit integers also as strings, bytes in
+// base64, enums by name or number; see EncodeMock): Check resolves the
+// schema's rpc.ReturnValue values with it into the generated mock
+// functions, and EncodeMock, which `yrpcc ctl mock ... value --json`
+// calls, encodes a value given at run time into the wire bytes that the
+// generated marshaler would write for it, with the same rules and errors.
+//
 // The golden files of the generated code are the generated packages
 // committed in the repository: the examples' (examples/*/...rpc) and the
 // test specs' (gen/internal/testspecs/kitchenrpc, benchrpc and

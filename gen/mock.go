@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -60,8 +61,10 @@ func (l *mockLit) field(fm *fieldModel, v *mockValue) jen.Code {
 		return e
 	}
 	name := fmt.Sprintf("v%d", len(l.pre))
-	switch fm.Kind {
-	case KindEnum, KindString, KindBool, KindTime, KindDuration:
+	f, isFloat := v.scalar.(float64)
+	switch {
+	case fm.Kind == KindEnum, fm.Kind == KindString, fm.Kind == KindBool, fm.Kind == KindTime, fm.Kind == KindDuration,
+		isFloat && !floatConst(f): // math.NaN() and float32(math.NaN()) are typed already
 		l.pre = append(l.pre, jen.Id(name).Op(":=").Add(e))
 	default:
 		l.pre = append(l.pre, jen.Id(name).Op(":=").Add(fm.elemType()).Call(e))
@@ -90,7 +93,22 @@ func scalarLit(v value, s any) jen.Code {
 	case time.Duration:
 		return durationLit(s)
 	case float64:
-		return jen.Lit(s)
+		if floatConst(s) {
+			return jen.Lit(s)
+		}
+		var e jen.Code // NaN, an infinity or -0.0, which Go constants cannot be
+		switch {
+		case math.IsNaN(s):
+			e = jen.Qual(mathPkg, "NaN").Call()
+		case math.IsInf(s, 0):
+			e = jen.Qual(mathPkg, "Inf").Call(jen.Lit(int(math.Copysign(1, s))))
+		default:
+			e = jen.Qual(mathPkg, "Copysign").Call(jen.Lit(0), jen.Lit(-1))
+		}
+		if v.kind == KindFloat32 {
+			return jen.Float32().Call(e)
+		}
+		return e
 	case uint64:
 		return jen.Id(strconv.FormatUint(s, 10))
 	case int64:
@@ -102,4 +120,10 @@ func scalarLit(v value, s any) jen.Code {
 		return jen.Id(v.enum.Name).Call(jen.Lit(int(s.number)))
 	}
 	panic(fmt.Sprintf("gen: mock scalar of type %T", s))
+}
+
+// floatConst reports whether a Go constant can hold f: it is not NaN, an
+// infinity or -0.0.
+func floatConst(f float64) bool {
+	return !math.IsNaN(f) && !math.IsInf(f, 0) && (f != 0 || !math.Signbit(f))
 }

@@ -22,7 +22,10 @@
 // drains and undrains providers, overrides weights and rate limits, and
 // switches mocks, in the ZooKeeper nodes that running clients and servers
 // watch (-zk defaults to $YRPC_ZK, else 127.0.0.1:2181); `ctl health ADDR`
-// asks a provider's grpc.health.v1 service how it is.
+// asks a provider's grpc.health.v1 service how it is. `ctl mock SERVICE
+// METHOD value --json '{...}' --schema SCHEMA` reads the JSON as the
+// schema's own mock values are read (gen.EncodeMock lists the rules) and
+// stores the response's wire bytes.
 //
 // Run `yrpcc help COMMAND` (or `yrpcc COMMAND --help`) for a command's usage
 // and flags. In a module of your own, make yrpcc a tool of the module once

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 
+	"github.com/yrpc/yrpc/gen"
 	"github.com/yrpc/yrpc/gen/load"
 	"github.com/yrpc/yrpc/zkreg/zkctl"
 )
@@ -17,11 +18,12 @@ func (e *Env) ctl(ctx context.Context, args []string) int {
 }
 
 // ctlMockValue loads the schema package in dir and encodes js as the
-// response of method of service (zkctl.Env.MockValue).
+// response of method of service (zkctl.Env.MockValue), by the rules and
+// with the errors of the schema's own mock values (gen.EncodeMock).
 func (e *Env) ctlMockValue(ctx context.Context, dir, service, method, js string) ([]byte, error) {
 	spec, err := e.Load(ctx, dir, load.Options{Dir: e.Dir})
 	if err != nil {
 		return nil, err
 	}
-	return encodeMockValue(spec, service, method, js)
+	return gen.EncodeMock(spec, service, method, js)
 }

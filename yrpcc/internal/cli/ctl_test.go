@@ -45,7 +45,7 @@ func TestCtlMockValue(t *testing.T) {
 		t.Errorf("stored mock decodes to %+v, %v", u, err)
 	}
 	code, _, errOut = run(t, nil, append(base, `--json={"nmae": "typo"}`)...)
-	if code != 1 || !strings.Contains(errOut, `mock: value of users.Users/Get: message User has no field "nmae"`) {
+	if code != 1 || !strings.Contains(errOut, `mock: value of users.Users/Get: gen: message User has no field "nmae" (it has "created_at", `) {
 		t.Errorf("typo in the value = %d, %q", code, errOut)
 	}
 }

@@ -26,6 +26,13 @@ type message interface {
 
 func ptr[T any](v T) *T { return &v }
 
+// encodeMock encodes js through ctl's entry point, ctlMockValue, with spec
+// as the loaded schema.
+func encodeMock(spec *gen.Spec, service, method, js string) ([]byte, error) {
+	e := &Env{Load: func(context.Context, string, load.Options) (*gen.Spec, error) { return spec, nil }}
+	return e.ctlMockValue(context.Background(), "schema", service, method, js)
+}
+
 // TestEncodeMockValue encodes JSON values of every field kind of the users
 // example's schema and decodes them with its generated code.
 func TestEncodeMockValue(t *testing.T) {
@@ -96,7 +103,7 @@ func TestEncodeMockValue(t *testing.T) {
 			false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := encodeMockValue(spec, "users.Users", tc.method, tc.json)
+			b, err := encodeMock(spec, "users.Users", tc.method, tc.json)
 			if tc.want == nil {
 				if err == nil || !strings.Contains(err.Error(), "given twice") {
 					t.Fatalf("encode = %v, want a duplicate-field error", err)
@@ -162,25 +169,175 @@ func TestEncodeMockValueErrors(t *testing.T) {
 		{"p.S", "Got", `{}`, `service p.S of the schema has no method "Got" (it has Get, Poke)`},
 		{"p.S", "Poke", `{}`, "method Poke is oneway"},
 		{"p.S", "Get", `{"x": 1}`, `message R has no field "x" (it has "n", "c", "b", "t", "r", "l", "m")`},
-		{"p.S", "Get", `{"n": true}`, "R.n: want a number, got a boolean"},
-		{"p.S", "Get", `{"n": 3000000000}`, "R.n: 3000000000 is not a int32"},
-		{"p.S", "Get", `{"n": 1.5}`, "R.n: 1.5 is not a int32"},
+		{"p.S", "Get", `{"n": true}`, "R.n: kind int32 cannot hold a boolean"},
+		{"p.S", "Get", `{"n": 3000000000}`, "R.n: 3000000000 does not fit kind int32"},
+		{"p.S", "Get", `{"n": 1.5}`, "R.n: 1.5 does not fit kind int32"},
 		{"p.S", "Get", `{"c": "purple"}`, `R.c: enum Col has no value "purple" (it has "red", "blue")`},
 		{"p.S", "Get", `{"b": "!!"}`, "R.b: bytes must be base64"},
 		{"p.S", "Get", `{"t": "yesterday"}`, `R.t: parsing time "yesterday"`},
-		{"p.S", "Get", `{"r": {"n": "x"}}`, "R.r: R.n: x is not a int32"},
-		{"p.S", "Get", `{"l": [1, -1]}`, "R.l: [1]: -1 is not a uint32"},
+		{"p.S", "Get", `{"r": {"n": "x"}}`, "R.r: R.n: kind int32 cannot hold a string"},
+		{"p.S", "Get", `{"l": [1, -1]}`, "R.l: [1]: -1 does not fit kind uint32"},
 		{"p.S", "Get", `{"l": 1}`, "R.l: want a JSON array, got a number"},
-		{"p.S", "Get", `{"m": {"one": "x"}}`, `R.m: key "one": one is not a int64`},
+		{"p.S", "Get", `{"m": {"one": "x"}}`, `R.m: key "one": one does not fit kind int64`},
 		{"p.S", "Get", `{"m": []}`, "R.m: want a JSON object, got an array"},
 		{"p.S", "Get", `[1]`, "message R: want a JSON object, got an array"},
-		{"p.S", "Get", `{} {}`, "bad JSON: more than one value"},
-		{"p.S", "Get", `{`, "bad JSON"},
+		{"p.S", "Get", `{} {}`, "invalid JSON: more than one value"},
+		{"p.S", "Get", `{`, "invalid JSON"},
 		{"p.S", "Get", deep, "nested too deeply"},
 	} {
-		_, err := encodeMockValue(spec, tc.service, tc.method, tc.json)
+		_, err := encodeMock(spec, tc.service, tc.method, tc.json)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("encode %s %s %.40s = %v, want %q", tc.service, tc.method, tc.json, err, tc.want)
 		}
 	}
+}
+
+// TestMockRules runs each rule of mock JSON through both of its entry
+// points: the generation check (gen.Check of the schema with the JSON as
+// the method's rpc.ReturnValue) and ctl's encoding (ctlMockValue). They
+// must accept the same values and refuse the others with the same
+// message; what they accept must decode, with the generated code of
+// examples/users, to the value the JSON describes, in the bytes that the
+// generated marshaler writes for it. The rules marked "was" are where the
+// two disagreed before they shared gen's reader.
+func TestMockRules(t *testing.T) {
+	spec, err := load.Load(context.Background(), usersSchema, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 123000000, time.UTC)
+	nested := func(n int) (string, *userrpc.Node) {
+		root := &userrpc.Node{}
+		for x, i := root, 0; i < n; i++ {
+			x.Children = []*userrpc.Node{{}}
+			x = x.Children[0]
+		}
+		return strings.Repeat(`{"children": [`, n) + "{}" + strings.Repeat("]}", n), root
+	}
+	deepest, deepestNode := nested(64)
+	tooDeep, _ := nested(65)
+	for _, tc := range []struct {
+		rule, method, json string
+		want               message // the value, when the JSON is accepted
+		wantErr            string  // else what both report
+	}{
+		{"schema name", "Get", `{"created_at": "2026-01-02T03:04:05.123Z"}`, &userrpc.User{CreatedAt: at}, ""},
+		{"JSON name (was: gen refused it)", "Get", `{"createdAt": "2026-01-02T03:04:05.123Z"}`, &userrpc.User{CreatedAt: at}, ""},
+		{"Go name (was: gen took it)", "Get", `{"CreatedAt": "2026-01-02T03:04:05.123Z"}`, nil, `message User has no field "CreatedAt" (it has "created_at", "updated_at", "id", `},
+		{"one field by both names (was: gen took one)", "Get", `{"created_at": "2026-01-02T03:04:05Z", "createdAt": "2026-01-02T03:04:05Z"}`,
+			nil, `message User: field "created_at" given twice, as "createdAt" and "created_at"`},
+		{"one key twice (was: both took the last)", "Get", `{"id": 1, "name": "a", "id": 2}`, nil, `message User: field "id" given twice`},
+		{"null is absent", "Get", `{"name": null, "id": 3}`, &userrpc.User{ID: 3}, ""},
+		{"64-bit integers as strings (was: gen refused them)", "Echo", `{"i64": "-9007199254740993", "u64": "18446744073709551615", "s64": "-8", "fx64": "10", "sfx64": "-12"}`,
+			&userrpc.Scalars{I64: -9007199254740993, U64: math.MaxUint64, S64: -8, Fx64: 10, Sfx64: -12}, ""},
+		{"32-bit integers as strings (was: ctl took them)", "Echo", `{"i32": "5"}`, nil, "Scalars.i32: kind int32 cannot hold a string"},
+		{"integer fraction", "Echo", `{"i64": 1.5}`, nil, "Scalars.i64: 1.5 does not fit kind int64"},
+		{"integer exponent", "Echo", `{"u32": 1e3}`, nil, "Scalars.u32: 1e3 does not fit kind uint32"},
+		{"integer range", "Echo", `{"u32": -1}`, nil, "Scalars.u32: -1 does not fit kind uint32"},
+		{"integer string range", "Echo", `{"i64": "9223372036854775808"}`, nil, `Scalars.i64: "9223372036854775808" does not fit kind int64`},
+		{"integer as a boolean", "Echo", `{"s32": true}`, nil, "Scalars.s32: kind sint32 cannot hold a boolean"},
+		{"NaN and infinities as strings (was: gen refused them)", "Echo", `{"f32": "NaN", "f64": "-Infinity"}`,
+			&userrpc.Scalars{F32: float32(math.NaN()), F64: math.Inf(-1)}, ""},
+		{"floats as other strings (was: ctl took them)", "Echo", `{"f64": "1.5"}`, nil,
+			`Scalars.f64: kind float64 cannot hold the string "1.5": only "NaN", "Infinity" and "-Infinity" may be strings`},
+		{"-0.0 is written, not left out as 0", "Echo", `{"f64": -0.0}`, &userrpc.Scalars{F64: math.Copysign(0, -1)}, ""},
+		{"float32 range", "Echo", `{"f32": 1e39}`, nil, "Scalars.f32: 1e39 does not fit kind float32"},
+		{"bytes in padded base64", "Echo", `{"data": "AQI="}`, &userrpc.Scalars{Data: []byte{1, 2}}, ""},
+		{"bytes in unpadded base64 (was: ctl took them)", "Echo", `{"data": "AQI"}`, nil, "Scalars.data: bytes must be base64 (standard, padded)"},
+		{"bytes in URL-safe base64", "Echo", `{"data": "-_8="}`, nil, "Scalars.data: bytes must be base64 (standard, padded)"},
+		{"enum by name", "Echo", `{"color": "blue"}`, &userrpc.Scalars{Color: userrpc.ColorBlue}, ""},
+		{"enum by .proto name (was: both refused it)", "Echo", `{"color": "COLOR_GREEN"}`, &userrpc.Scalars{Color: userrpc.ColorGreen}, ""},
+		{"enum by number", "Echo", `{"color": 7}`, &userrpc.Scalars{Color: 7}, ""},
+		{"unknown enum name", "Echo", `{"color": "purple"}`, nil, `Scalars.color: enum Color has no value "purple" (it has "red", "green", "blue")`},
+		{"enum number range", "Echo", `{"color": 2147483648}`, nil, "Scalars.color: enum Color: 2147483648 does not fit kind int32"},
+		{"time with an offset", "Echo", `{"at": "2026-01-02T05:04:05.123+02:00"}`, &userrpc.Scalars{At: at}, ""},
+		{"time not RFC 3339", "Echo", `{"at": "2026-01-02"}`, nil, `Scalars.at: parsing time "2026-01-02"`},
+		{"duration in protobuf's form", "Echo", `{"ttl": "1.500s"}`, &userrpc.Scalars{TTL: 1500 * time.Millisecond}, ""},
+		{"duration as a number", "Echo", `{"ttl": 1500}`, nil, "Scalars.ttl: kind duration cannot hold a number"},
+		{"null in a list", "EchoLists", `{"i32s": [1, null]}`, nil, "Lists.i32s: [1]: kind int32 cannot hold null"},
+		{"map keys", "EchoMaps", `{"by_bool": {"true": 1}, "by_u64": {"18446744073709551615": 2}}`,
+			&userrpc.Maps{ByBool: map[bool]int32{true: 1}, ByU64: map[uint64]int32{math.MaxUint64: 2}}, ""},
+		{"two keys, one number (was: ctl wrote both)", "EchoMaps", `{"by_i32": {"1": "2", "01": "3"}}`, nil, `Maps.by_i32: keys "01" and "1" are the same int32`},
+		{"one map key twice (was: both took the last)", "EchoMaps", `{"by_string": {"a": "x", "a": "y"}}`, nil, `Maps.by_string: key "a" given twice`},
+		{"map key not a number", "EchoMaps", `{"by_i64": {"x": 1}}`, nil, `Maps.by_i64: key "x": x does not fit kind int64`},
+		{"not an object", "Echo", `[]`, nil, "message Scalars: want a JSON object, got an array"},
+		{"text after the value (was: both took it)", "Echo", `{} }`, nil, "invalid JSON: more than one value"},
+		{"nesting at the limit", "Tree", deepest, deepestNode, ""},
+		{"nesting past the limit", "Tree", tooDeep, nil, "value nested too deeply"},
+		{"JSON nesting past its limit", "Echo", `{"text": ` + strings.Repeat("[", 300) + strings.Repeat("]", 300) + "}", nil, "invalid JSON: value nested too deeply"},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			problems := checkMock(t, spec, tc.method, tc.json)
+			b, err := encodeMock(spec, "users.Users", tc.method, tc.json)
+			if tc.wantErr != "" {
+				if len(problems) != 1 || err == nil {
+					t.Fatalf("check: %v; ctl: %v; want both to fail", problems, err)
+				}
+				fromCheck, fromCtl := strings.TrimPrefix(problems[0].Msg, "mock value: "), strings.TrimPrefix(err.Error(), "gen: ")
+				if fromCheck != fromCtl || !strings.Contains(fromCtl, tc.wantErr) {
+					t.Errorf("check: %s\nctl:   %s\nwant the same error, containing %q", fromCheck, fromCtl, tc.wantErr)
+				}
+				return
+			}
+			if len(problems) != 0 || err != nil {
+				t.Fatalf("check: %v; ctl: %v; want both to accept", problems, err)
+			}
+			got := newOf(tc.want)
+			if err := got.Unmarshal(b); err != nil {
+				t.Fatalf("decoding %x: %v", b, err)
+			}
+			// The values hold no map of two entries: their bytes are
+			// deterministic, and comparing them (not the values, which
+			// cmp would walk slowly 64 deep) also tells -0.0 from 0.
+			want := tc.want.MarshalAppend(nil)
+			if again := got.MarshalAppend(nil); !bytes.Equal(b, want) || !bytes.Equal(again, want) {
+				t.Errorf("bytes %x, decoded and encoded again %x, want the generated marshaler's %x\n(-want +decoded):\n%s",
+					b, again, want, cmp.Diff(tc.want, got, cmpopts.EquateEmpty(), cmpopts.EquateNaNs()))
+			}
+		})
+	}
+}
+
+// checkMock returns the problems that the generation check finds in spec
+// when method of users.Users returns js as its mock value.
+func checkMock(t *testing.T, spec *gen.Spec, method, js string) []gen.Problem {
+	t.Helper()
+	for _, m := range spec.Services[0].Methods {
+		if m.Name == method {
+			saved := m.Mock
+			defer func() { m.Mock = saved }()
+			m.Mock = &gen.Mock{Action: "value", Value: js}
+			return gen.Check(spec)
+		}
+	}
+	t.Fatalf("users.Users has no method %s", method)
+	return nil
+}
+
+// TestMockRoundTrip: ctl's bytes for the users example's own mock value
+// (Guest's rpc.ReturnValue) are those of the generated mock value.
+func TestMockRoundTrip(t *testing.T) {
+	spec, err := load.Load(context.Background(), usersSchema, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js string
+	for _, m := range spec.Services[0].Methods {
+		if m.Name == "Guest" {
+			js = m.Mock.Value
+		}
+	}
+	b, err := encodeMock(spec, "users.Users", "Guest", js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range userrpc.UsersServiceDesc.Methods {
+		if m.Name == "Guest" {
+			if want := m.Policy.Mock.Value().MarshalAppend(nil); !bytes.Equal(b, want) || len(b) == 0 {
+				t.Errorf("ctl encodes %s as %x, the generated mock value is %x", js, b, want)
+			}
+			return
+		}
+	}
+	t.Fatal("userrpc has no method Guest")
 }
