@@ -57,7 +57,8 @@
 // deadlines, metadata, status codes, error details, compression and the
 // HTTP/2 limits. HTTP/2 connections (h2c and TLS) are served by yrpc's
 // own lean HTTP/2 server (package rt/internal/h2 reads and writes the
-// frames, golang.org/x/net's hpack codes the headers): one reading
+// frames, package internal/hpack codes the headers; the root module needs
+// nothing beyond the standard library for it): one reading
 // goroutine per connection, quick unary calls served inline as on yrpc's
 // own connections, answers batched through the same socket writer.
 // net/http serves only gRPC-Web over HTTP/1.1. Package rt/internal/grpcwire

@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/http2/hpack"
-
+	"github.com/yrpc/yrpc/internal/hpack"
 	"github.com/yrpc/yrpc/rt/internal/grpcwire"
 	"github.com/yrpc/yrpc/rt/internal/h2"
 )
@@ -39,7 +38,7 @@ func dialH2(t testing.TB, addr string, settings ...h2.Setting) *h2Client {
 	}
 	t.Cleanup(func() { c.Close() })
 	hc := &h2Client{t: t, c: c, rd: dialH2Reader(c), enc: h2.NewBlockEncoder(),
-		dec: hpack.NewDecoder(4096, nil), serverSettings: map[h2.SettingID]uint32{}, streams: map[uint32]*h2Response{}, credit: h2.InitialWindow}
+		dec: hpack.NewDecoder(hpack.DefaultTableSize, 1<<20), serverSettings: map[h2.SettingID]uint32{}, streams: map[uint32]*h2Response{}, credit: h2.InitialWindow}
 	hc.write(h2.AppendSettings([]byte(h2.ClientPreface), settings...))
 	f := hc.next()
 	if f.Type != h2.FrameSettings || f.Has(h2.FlagAck) {
@@ -208,7 +207,8 @@ func (hc *h2Client) take(f *h2.Frame) {
 		if !f.Has(h2.FlagEndHeaders) {
 			return
 		}
-		fields, err := hc.dec.DecodeFull(hc.block)
+		var fields []hpack.Field
+		err := hc.dec.Decode(hc.block, func(f hpack.Field) { fields = append(fields, f) })
 		if err != nil {
 			hc.t.Fatalf("decoding the server's header block: %v", err)
 		}

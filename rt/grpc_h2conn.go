@@ -28,8 +28,8 @@ const (
 )
 
 // h2Conn is an HTTP/2 connection of the server, which carries gRPC and
-// gRPC-Web (see GRPCMode): the protocol on golang.org/x/net's HPACK and
-// rt/internal/h2's frames, calls through the same path as yrpc's.
+// gRPC-Web (see GRPCMode): the protocol on rt/internal/h2's frames and
+// internal/hpack's header coding, calls through the same path as yrpc's.
 //
 // One goroutine reads the connection (readLoop). Unary calls of quick
 // methods run on it once their request is in, as yrpc's do (see

@@ -47,8 +47,8 @@ import (
 // WithPlaintextAllowed: it refuses h2c and plaintext gRPC-Web. It offers
 // the ALPN protocols "yrpc", "h2" and "http/1.1", in that order.
 //
-// HTTP/2 is the server's own, on golang.org/x/net's HPACK (gRPC-Web over
-// HTTP/1.1 is net/http's). Its limits: MAX_CONCURRENT_STREAMS is
+// HTTP/2 is the server's own, standard library only, with yrpc's own
+// HPACK (gRPC-Web over HTTP/1.1 is net/http's). Its limits: MAX_CONCURRENT_STREAMS is
 // Limits.MaxCallsPerConn (a stream past it is refused with
 // REFUSED_STREAM, which clients retry); a client that resets streams
 // before they are answered much faster than it lets them finish (net of

@@ -1,8 +1,10 @@
 // Package h2 is the protocol layer of yrpc's HTTP/2 server connections
 // (RFC 9113), which carry gRPC: reading frames, writing them into a
 // caller's buffer, header blocks and flow-control windows. HPACK is
-// golang.org/x/net/http2/hpack's; everything else is here, so that a
-// connection reads and writes frames without allocating.
+// package internal/hpack's (a HeaderDecoder joins a block's fragments,
+// bounded in bytes and frames, and decodes the block at its end);
+// everything else is here, so that a connection reads and writes frames
+// without allocating.
 //
 // # Reading
 //

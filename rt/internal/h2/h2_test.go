@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/net/http2/hpack"
+	"github.com/yrpc/yrpc/internal/hpack"
 )
 
 func newTestReader(b []byte) *Reader { return newTestReaderMax(b, MinMaxFrameSize) }
@@ -189,7 +189,7 @@ func TestBlockEncoderSplits(t *testing.T) {
 		if want := (len(block) + maxFrame - 1) / maxFrame; len(types) != want {
 			t.Errorf("max frame %d: %d frames %v, want %d", maxFrame, len(types), types, want)
 		}
-		fields, err := hpack.NewDecoder(4096, nil).DecodeFull(block)
+		fields, err := decodeFull(block)
 		if err != nil || len(fields) != 2 || fields[1].Value != long {
 			t.Errorf("max frame %d: %v %v", maxFrame, fields, err)
 		}
@@ -201,12 +201,12 @@ func TestBlockEncoderSplits(t *testing.T) {
 // reads, the others in order as metadata; RFC 9113 section 8's rules.
 func TestHeaderDecoder(t *testing.T) {
 	encode := func(kv ...string) []byte {
-		var buf bytes.Buffer
-		enc := hpack.NewEncoder(&buf)
+		var b []byte
+		enc := hpack.NewEncoder()
 		for i := 0; i+1 < len(kv); i += 2 {
-			_ = enc.WriteField(hpack.HeaderField{Name: kv[i], Value: kv[i+1]})
+			b = enc.AppendField(b, kv[i], kv[i+1], false)
 		}
-		return buf.Bytes()
+		return b
 	}
 	base := []string{":method", "POST", ":scheme", "https", ":path", "/p.S/M", ":authority", "a"}
 	with := func(kv ...string) []string { return append(append([]string{}, base...), kv...) }
@@ -276,15 +276,11 @@ func TestHeaderDecoderTrailersAndLimits(t *testing.T) {
 	d := NewHeaderDecoder(1024)
 	var r Request
 	d.Begin(&r, true)
-	var buf bytes.Buffer
-	_ = hpack.NewEncoder(&buf).WriteField(hpack.HeaderField{Name: "x-t", Value: "1"})
-	if err := d.Write(buf.Bytes()); err != nil || d.End() != nil || r.Malformed != "" || len(r.Meta) != 0 {
+	if err := d.Write(hpack.NewEncoder().AppendField(nil, "x-t", "1", false)); err != nil || d.End() != nil || r.Malformed != "" || len(r.Meta) != 0 {
 		t.Errorf("trailers: %v %+v", err, r)
 	}
 	d.Begin(&r, true)
-	buf.Reset()
-	_ = hpack.NewEncoder(&buf).WriteField(hpack.HeaderField{Name: ":path", Value: "/"})
-	if err := d.Write(buf.Bytes()); err != nil || d.End() != nil || r.Malformed == "" {
+	if err := d.Write(hpack.NewEncoder().AppendField(nil, ":path", "/", false)); err != nil || d.End() != nil || r.Malformed == "" {
 		t.Errorf("trailers with :path: %v %+v", err, r)
 	}
 	d.Begin(&r, false)
@@ -302,7 +298,10 @@ func TestHeaderDecoderTrailersAndLimits(t *testing.T) {
 	}
 	d = NewHeaderDecoder(1024)
 	d.Begin(&r, false)
-	if err := d.Write([]byte{0x80 | 70}); err == nil || err.Code != ErrCompression {
+	if err := d.Write([]byte{0x80 | 70}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.End(); err == nil || err.Code != ErrCompression {
 		t.Errorf("an index past the tables: %v", err)
 	}
 }
@@ -377,4 +376,11 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// decodeFull decodes a header block with a fresh decoder.
+func decodeFull(block []byte) ([]hpack.Field, error) {
+	var fs []hpack.Field
+	err := hpack.NewDecoder(hpack.DefaultTableSize, 1<<20).Decode(block, func(f hpack.Field) { fs = append(fs, f) })
+	return fs, err
 }

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/net/http2/hpack"
+	"github.com/yrpc/yrpc/internal/hpack"
 )
 
 // Request is what a request's header block says, decoded by a
@@ -44,8 +44,9 @@ const (
 // HeaderDecoder is not safe for concurrent use.
 type HeaderDecoder struct {
 	dec      *hpack.Decoder
-	maxList  int // the header list size limit
-	maxBytes int // the block size limit (bytes of fragments)
+	maxList  int    // the header list size limit
+	maxBytes int    // the block size limit (bytes of fragments)
+	block    []byte // the block's fragments, joined; reused
 
 	req      *Request // the block's
 	trailers bool     // the block is a request's trailers
@@ -60,8 +61,7 @@ type HeaderDecoder struct {
 // MaxBlockFrames frames.
 func NewHeaderDecoder(maxList int) *HeaderDecoder {
 	d := &HeaderDecoder{maxList: maxList, maxBytes: max(2*maxList, minBlockBytes)}
-	d.dec = hpack.NewDecoder(4096, d.emit)
-	d.dec.SetMaxStringLength(d.maxBytes)
+	d.dec = hpack.NewDecoder(hpack.DefaultTableSize, d.maxBytes)
 	return d
 }
 
@@ -70,12 +70,12 @@ func NewHeaderDecoder(maxList int) *HeaderDecoder {
 func (d *HeaderDecoder) Begin(req *Request, trailers bool) {
 	*req = Request{ContentLength: -1}
 	d.req, d.trailers, d.regular, d.bytes, d.frames = req, trailers, false, 0, 0
-	d.dec.SetEmitEnabled(true)
+	d.block = d.block[:0]
 }
 
-// Write decodes a fragment: the block of a HEADERS frame or of a
-// CONTINUATION frame. An error is a connection error: the HPACK state is
-// lost, or the block is too long.
+// Write takes a fragment: the block of a HEADERS frame or of a
+// CONTINUATION frame. An error is a connection error: the block is too
+// long.
 func (d *HeaderDecoder) Write(fragment []byte) *ConnError {
 	d.frames++
 	d.bytes += len(fragment)
@@ -85,16 +85,18 @@ func (d *HeaderDecoder) Write(fragment []byte) *ConnError {
 	case d.bytes > d.maxBytes:
 		return connErr(ErrEnhanceYourCalm, "header block of more than %d bytes", d.maxBytes)
 	}
-	if _, err := d.dec.Write(fragment); err != nil {
-		return connErr(ErrCompression, "%v", err)
-	}
+	d.block = append(d.block, fragment...)
 	return nil
 }
 
-// End ends the block.
+// End decodes the block. An error is a connection error: the HPACK
+// state is lost.
 func (d *HeaderDecoder) End() *ConnError {
-	if err := d.dec.Close(); err != nil {
+	if err := d.dec.Decode(d.block, d.emit); err != nil {
 		return connErr(ErrCompression, "%v", err)
+	}
+	if cap(d.block) > minBlockBytes {
+		d.block = nil // a large block's buffer is not kept
 	}
 	r := d.req
 	d.req = nil
@@ -111,15 +113,14 @@ func (d *HeaderDecoder) End() *ConnError {
 }
 
 // emit takes one decoded field.
-func (d *HeaderDecoder) emit(f hpack.HeaderField) {
+func (d *HeaderDecoder) emit(f hpack.Field) {
 	r := d.req
-	if r.Malformed != "" {
+	if r.Malformed != "" || r.TooLarge {
 		return
 	}
 	r.Size += len(f.Name) + len(f.Value) + 32
 	if r.Size > d.maxList {
-		r.TooLarge = true
-		d.dec.SetEmitEnabled(false) // go on decoding, keeping nothing
+		r.TooLarge = true // decoding goes on, keeping nothing
 		return
 	}
 	if why := checkField(f.Name, f.Value); why != "" {

@@ -3,7 +3,7 @@ package h2
 import (
 	"encoding/binary"
 
-	"golang.org/x/net/http2/hpack"
+	"github.com/yrpc/yrpc/internal/hpack"
 )
 
 // AppendFrameHeader appends the header of a frame whose payload is n
@@ -72,55 +72,45 @@ func AppendWindowUpdate(b []byte, stream, increment uint32) []byte {
 // connection in the order they were encoded.
 type BlockEncoder struct {
 	enc     *hpack.Encoder
-	sink    sink
+	b       []byte // the buffer given to Start, with the block so far
 	start   int    // where the block's frame header goes
 	scratch []byte // for splitting a long block
-}
-
-// sink is the encoder's output: it appends to b.
-type sink struct{ b []byte }
-
-func (s *sink) Write(p []byte) (int, error) {
-	s.b = append(s.b, p...)
-	return len(p), nil
 }
 
 // NewBlockEncoder returns a BlockEncoder with a dynamic table of 4096
 // bytes, HPACK's default.
 func NewBlockEncoder() *BlockEncoder {
-	e := &BlockEncoder{}
-	e.enc = hpack.NewEncoder(&e.sink)
-	return e
+	return &BlockEncoder{enc: hpack.NewEncoder()}
 }
 
 // SetMaxDynamicTableSizeLimit applies the peer's SETTINGS_HEADER_TABLE_SIZE.
 func (e *BlockEncoder) SetMaxDynamicTableSizeLimit(v uint32) {
-	e.enc.SetMaxDynamicTableSizeLimit(v)
+	e.enc.SetMaxTableSize(v)
 }
 
 // Start begins a header block at the end of b; add its fields with Field,
 // then End it.
 func (e *BlockEncoder) Start(b []byte) {
 	e.start = len(b)
-	e.sink.b = append(b, make([]byte, FrameHeaderLen)...)
+	e.b = append(b, make([]byte, FrameHeaderLen)...)
 }
 
 // Field adds a field. Fields that vary from block to block should be
 // sensitive: they are then never indexed, so that they do not push the
 // constant ones out of the dynamic table.
 func (e *BlockEncoder) Field(name, value string, sensitive bool) {
-	_ = e.enc.WriteField(hpack.HeaderField{Name: name, Value: value, Sensitive: sensitive}) // the sink does not fail
+	e.b = e.enc.AppendField(e.b, name, value, sensitive)
 }
 
 // Len returns the size of the block so far.
-func (e *BlockEncoder) Len() int { return len(e.sink.b) - e.start - FrameHeaderLen }
+func (e *BlockEncoder) Len() int { return len(e.b) - e.start - FrameHeaderLen }
 
 // End frames the block as a HEADERS frame on stream (with END_STREAM if
 // endStream) and CONTINUATION frames of at most maxFrame bytes each, and
 // returns the buffer given to Start with the frames appended.
 func (e *BlockEncoder) End(stream uint32, endStream bool, maxFrame int) []byte {
-	b := e.sink.b
-	e.sink.b = nil
+	b := e.b
+	e.b = nil
 	n := len(b) - e.start - FrameHeaderLen
 	flags := uint8(0)
 	if endStream {
