@@ -217,7 +217,8 @@ func TestStalledClaims(t *testing.T) {
 }
 
 // Connections from one IP beyond Limits.MaxConnsPerIP are refused while
-// other IPs are still served; the default admits DefaultMaxConnsPerIP
+// other IPs are still served; connections beyond Limits.MaxConns are
+// refused whatever their IP, and those open before keep being served; the default admits DefaultMaxConnsPerIP
 // (at least the 256 of the performance issue's fan-in) from one host.
 func TestConnsPerIP(t *testing.T) {
 	// openSeq opens n connections from ip one after the other and
@@ -247,6 +248,29 @@ func TestConnsPerIP(t *testing.T) {
 			limit, tries, admitted, tries-admitted, logged, time.Since(start).Round(time.Millisecond), other)
 		if admitted != limit || other != 1 || logged != tries-limit {
 			t.Errorf("admitted %d from one IP, %d from another, refusals logged %d; want %d, 1, %d", admitted, other, logged, limit, tries-limit)
+		}
+		tg.check()
+	})
+	t.Run("over the overall limit", func(t *testing.T) {
+		const limit, tries = 8, 20
+		tg := newTarget(t, heapLimit, rt.WithLimits(rt.Limits{MaxConns: limit}))
+		good := tg.srv.Stats().Conns // the good client's, open before the attack
+		start := time.Now()
+		admitted := 0
+		for i := range tries {
+			admitted += openSeq(tg, attackerIP(i%4), 1)
+		}
+		logged := tg.logs.count("rt: connection refused")
+		t.Logf("MaxConns %d, %d held by the good client: %d connections from 4 IPs: %d admitted, %d refused (%d logged) in %v",
+			limit, good, tries, admitted, tries-admitted, logged, time.Since(start).Round(time.Millisecond))
+		if want := limit - good; good == 0 || admitted != want || logged != tries-want {
+			t.Errorf("admitted %d with %d connections of the good client open, refusals logged %d; want %d admitted, %d logged", admitted, good, logged, want, tries-want)
+		}
+		// Free the attackers' places, so that check's fresh client is
+		// admitted.
+		tg.closeAttackers()
+		if !poll(closeBound, func() bool { return tg.srv.Stats().Conns <= good }) {
+			t.Errorf("%d connections open %v after the attackers closed theirs, want %d", tg.srv.Stats().Conns, closeBound, good)
 		}
 		tg.check()
 	})

@@ -16,6 +16,10 @@
 //     Get never fails; Put fails only with Unavailable or DeadlineExceeded
 //     and never runs twice; the killed provider's znode disappears within
 //     the session timeout.
+//   - ProviderStopped: one provider of three stopped with SIGSTOP for 5s
+//     under load, with the schema's call options: a try on it costs that
+//     try (the default try deadline is half the time left while a retry
+//     may follow), so Get never fails; Put never runs twice.
 //   - ZooKeeperRestart: the suite's own ZooKeeper (started on a free port,
 //     never the shared one) stopped for longer than the session timeout and
 //     started again with its data kept. Calls keep succeeding from the

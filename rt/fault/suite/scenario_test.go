@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,6 +43,44 @@ func kill9(t *testing.T, name, zk string) {
 		t.Errorf("the last provider served no calls")
 	}
 	figures(t, name, l, dups, extra...)
+}
+
+// TestProviderStopped stops one provider of three with SIGSTOP for 5s
+// under load, with the schema's call options (Get: 2s timeout, 3 tries
+// and the default try deadlines): a try sent to the stopped provider
+// costs that try, not the call, so no Get fails, while the provider
+// still looks alive to the consumer (its connection open, its node in
+// ZooKeeper until its 2s session expires). Puts are not retried once
+// they may have run: they may fail with DeadlineExceeded, never run twice.
+func TestProviderStopped(t *testing.T) {
+	c := newCluster(t, zktest.Addr(t))
+	ps := c.startN(3)
+	k := c.newConsumer("")
+	k.waitProviders(t, 20*time.Second, ps...)
+	l := startLoad(k, loadOpts{})
+	l.run(time.Second)
+
+	victim := ps[1]
+	failedBefore := k.obs.failed.Load()
+	stopped := time.Now()
+	if err := victim.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { victim.cmd.Process.Signal(syscall.SIGCONT) })
+	l.run(5 * time.Second)
+	if err := victim.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	stoppedFor := time.Since(stopped)
+	failedTries := k.obs.failed.Load() - failedBefore
+	l.run(time.Second)
+	l.stop()
+	dups := c.checkPuts(l)
+	l.check(t, false)
+	figures(t, "provider_stopped", l, dups, "stopped="+ms(stoppedFor), fmt.Sprintf("failed_tries=%d", failedTries))
+	if failedTries == 0 {
+		t.Errorf("no try failed while %s was stopped: no call was sent to it, and the test proved nothing", victim.name)
+	}
 }
 
 // TestZooKeeperRestart stops the suite's own ZooKeeper under load for
