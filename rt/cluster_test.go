@@ -108,6 +108,8 @@ type cluster struct {
 	cli   *rt.Client
 	obs   *countObserver
 	clock *fakeClock
+	// srvOpts are the providers' options; set them before start.
+	srvOpts []rt.ServerOption
 }
 
 func newCluster(t *testing.T, n int, cliOpts ...rt.ClientOption) *cluster {
@@ -118,8 +120,14 @@ func newCluster(t *testing.T, n int, cliOpts ...rt.ClientOption) *cluster {
 // starts.
 func newClusterWith(t *testing.T, n int, setup func(i int, impl *testImpl), cliOpts ...rt.ClientOption) *cluster {
 	t.Helper()
+	return newClusterServing(t, n, setup, nil, cliOpts...)
+}
+
+// newClusterServing is newClusterWith with the providers' options.
+func newClusterServing(t *testing.T, n int, setup func(i int, impl *testImpl), srvOpts []rt.ServerOption, cliOpts ...rt.ClientOption) *cluster {
+	t.Helper()
 	checkLeaks(t)
-	c := &cluster{t: t, net: memnet.New(), reg: registry.NewMemory(), obs: &countObserver{}, clock: newFakeClock()}
+	c := &cluster{t: t, net: memnet.New(), reg: registry.NewMemory(), obs: &countObserver{}, clock: newFakeClock(), srvOpts: srvOpts}
 	for i := 0; i < n; i++ {
 		c.impls = append(c.impls, newTestImpl())
 		setup(i, c.impls[i])
@@ -158,7 +166,7 @@ func (c *cluster) start(i int) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	srv := rt.NewServer()
+	srv := rt.NewServer(c.srvOpts...)
 	srv.RegisterService(&testDesc, c.impls[i])
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(context.Background(), lis) }()
@@ -609,6 +617,36 @@ func TestPluggedBalancer(t *testing.T) {
 	}
 	if n0, n1, n2 := c.impls[0].calls.Load(), c.impls[1].calls.Load(), c.impls[2].calls.Load(); n0 != 0 || n1 != 0 || n2 != 20 {
 		t.Fatalf("calls by provider: %d %d %d, want all 20 on the last", n0, n1, n2)
+	}
+}
+
+// A call that a busy provider refuses (Limits.MaxCalls) did not run:
+// even a non-idempotent one goes on to another provider.
+func TestRefusedCallsGoElsewhere(t *testing.T) {
+	c := newClusterServing(t, 2, func(int, *testImpl) {}, []rt.ServerOption{rt.WithLimits(rt.Limits{MaxCalls: 1})}, rt.WithBalancer(lastNode{}))
+	ctx, cancel := context.WithCancel(ctxT(t))
+	held := make(chan error, 1)
+	go func() {
+		_, err := call(ctx, c.cli, &testDesc, 0, "sleep") // fills provider 1
+		held <- err
+	}()
+	<-c.impls[1].started
+	const n = 10
+	for i := range n {
+		if _, err := call(ctxT(t), c.cli, &testDesc, 0, "x"); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	cancel()
+	<-held
+	if got0, got1 := c.impls[0].calls.Load(), c.impls[1].calls.Load(); got0 != n || got1 != 1 {
+		t.Fatalf("calls run by provider 0 and 1: %d and %d, want %d and 1", got0, got1, n)
+	}
+	c.obs.mu.Lock()
+	tried := c.obs.byInstance[c.addr(1)]
+	c.obs.mu.Unlock()
+	if tried < n+1 {
+		t.Fatalf("attempts on the busy provider: %d, want %d (each call tried it first)", tried, n+1)
 	}
 }
 
