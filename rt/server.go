@@ -81,6 +81,30 @@ type methodEntry struct {
 	// decision.
 	slowUntil       atomic.Int64
 	inlined, stalls atomic.Int64
+	// reqs holds request messages of the method for reuse (see
+	// WithRequestReuse); nil when they are not reused.
+	reqs *sync.Pool
+}
+
+// newRequest returns an empty request message of the method: a reused
+// one when there is one.
+func (me *methodEntry) newRequest() Message {
+	if me.reqs != nil {
+		if m, ok := me.reqs.Get().(Message); ok {
+			return m
+		}
+	}
+	return me.info.Method.NewRequest()
+}
+
+// reuseRequest takes back a request from newRequest that nothing refers
+// to any more, reset so that it keeps nothing of the call alive.
+func (me *methodEntry) reuseRequest(m Message) {
+	if me.reqs == nil {
+		return
+	}
+	_ = m.Unmarshal(nil) // resets: see Message
+	me.reqs.Put(m)
 }
 
 // stalled records that a call of the method stalled a read loop and
@@ -202,6 +226,9 @@ func (s *Server) newServiceEntry(sd *ServiceDesc, impl any) *serviceEntry {
 		if hs := sd.Methods[i].HandleStream; hs != nil {
 			me.streamHandler = chainStream(s.o.streamInterceptors, &me.info, func(ss ServerStreamer) error { return hs(impl, ss) })
 			continue
+		}
+		if s.o.reuseRequests {
+			me.reqs = new(sync.Pool)
 		}
 		handle := sd.Methods[i].Handle
 		me.handler = chainServer(s.o.interceptors, &me.info, func(ctx context.Context, req Message) (Message, error) {

@@ -19,6 +19,7 @@ type serverConfig struct {
 	registryToken      bool
 	grpcMode           GRPCMode
 	noReflection       bool // WithReflection(false)
+	reuseRequests      bool // WithRequestReuse(true)
 }
 
 func newServerConfig(opts []ServerOption) serverConfig {
@@ -84,4 +85,23 @@ func WithDeregisterWait(d time.Duration) ServerOption {
 // fields keep their defaults (see Limits).
 func WithLimits(l Limits) ServerOption {
 	return serverOption(func(c *serverConfig) { c.limits = l })
+}
+
+// WithRequestReuse turns the reuse of unary request messages on or off.
+// Default off: each request is decoded into a new message, which the
+// handler owns.
+//
+// With reuse on, the server saves an allocation per call: once a unary
+// call's handler (and every server interceptor) has returned and its
+// response is written, the server resets the request message and decodes
+// a later request of the same method into it. The handler and the
+// interceptors must then not keep the request pointer past the call: not
+// store it, nor hand it to a goroutine that outlives the call, nor return
+// a response that refers to the request message itself (a response that
+// is the request is fine: it is written before the request is reset).
+// What the request holds (strings, byte slices, nested messages, lists,
+// maps) is never reused and may be kept. Streams' messages are not
+// reused.
+func WithRequestReuse(on bool) ServerOption {
+	return serverOption(func(c *serverConfig) { c.reuseRequests = on })
 }

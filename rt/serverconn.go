@@ -416,8 +416,9 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		}
 		return nil
 	}
-	req := me.info.Method.NewRequest()
+	req := me.newRequest()
 	if err := req.Unmarshal(f.Body); err != nil {
+		me.reuseRequest(req)
 		if s.conc != nil {
 			s.conc.Release()
 		}
@@ -438,6 +439,7 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 			// A broken client: refuse the second call, and keep the
 			// first one tracked, so that a cancel or the connection's
 			// end still reaches it.
+			me.reuseRequest(req)
 			if s.conc != nil {
 				s.conc.Release()
 			}
@@ -531,6 +533,7 @@ func (sc *serverCall) serve(mode sock.WriteMode) {
 		if err != nil {
 			c.srv.o.logger.Debug("rt: oneway handler failed", "method", sc.me.info.Method.FullName, "err", err)
 		}
+		sc.me.reuseRequest(sc.req)
 		return
 	}
 	c.mu.Lock()
@@ -542,6 +545,7 @@ func (sc *serverCall) serve(mode sock.WriteMode) {
 	}
 	c.mu.Unlock()
 	c.reply(sc.id, resp, err, md, mode)
+	sc.me.reuseRequest(sc.req) // after reply: the response may be the request
 }
 
 // invoke validates the request and calls the handler, turning a panic into

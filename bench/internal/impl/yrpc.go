@@ -17,11 +17,15 @@ import (
 	"github.com/yrpc/yrpc/bench/internal/workload"
 )
 
-// extra returns the yrpc adapters, built with the "yrpc" tag: plaintext,
-// and over TLS (rt.WithTLS on both sides).
+// extra returns the yrpc adapters, built with the "yrpc" tag: plaintext
+// with the default options, plaintext with rt.WithRequestReuse(true) on
+// the server (yrpc-reuse), and over TLS (rt.WithTLS on both sides).
 func extra() (plain, secure []*Impl) {
 	label := "yrpc " + moduleVersion("github.com/yrpc/yrpc")
-	return []*Impl{{Name: "yrpc", Label: label, Serve: serveYRPC, Dial: dialYRPC}},
+	return []*Impl{
+			{Name: "yrpc", Label: label, Serve: serveYRPC, Dial: dialYRPC},
+			{Name: "yrpc-reuse", Label: label + " + WithRequestReuse", Serve: serveYRPCReuse, Dial: dialYRPC},
+		},
 		[]*Impl{{Name: "yrpc-tls", Label: label + " + TLS", TLS: true, Serve: serveYRPC, Dial: dialYRPC}}
 }
 
@@ -39,7 +43,16 @@ func (yrpcHello) Say(_ context.Context, req *hellorpc.BenchmarkMessage) (*hellor
 const yrpcShutdown = 5 * time.Second
 
 func serveYRPC(ctx context.Context, lis net.Listener, cfg *tls.Config) error {
-	var opts []rt.ServerOption
+	return serveYRPCWith(ctx, lis, cfg)
+}
+
+// serveYRPCReuse serves with request messages reused: the handler, which
+// answers with its request, keeps nothing of it.
+func serveYRPCReuse(ctx context.Context, lis net.Listener, cfg *tls.Config) error {
+	return serveYRPCWith(ctx, lis, cfg, rt.WithRequestReuse(true))
+}
+
+func serveYRPCWith(ctx context.Context, lis net.Listener, cfg *tls.Config, opts ...rt.ServerOption) error {
 	if cfg != nil {
 		opts = append(opts, rt.WithTLS(cfg))
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,6 +119,11 @@ func TestCompareTLS(t *testing.T) {
 		row("yrpc-tls", true, 51000, 1000, 3300, 16.5, 14),
 		row("grpc-tls", true, 17000, 3500, 9900, 45, 40),
 	}
+	variants := []Result{ // yrpc's variants are no peers
+		row("yrpc-reuse", false, 70000, 800, 2800, 13, 11),
+		row("yrpc@bench-old", false, 65000, 850, 2900, 13, 11),
+		row("yrpc-tls@bench-old", true, 52000, 990, 3200, 16, 14),
+	}
 	want := []string{
 		"c=64: yrpc 60,000 calls/s = 3.00× the best peer (grpc, 20,000 calls/s); p50 0.30×, p99 0.33×",
 		"c=64: yrpc-tls 51,000 calls/s = 3.00× the best TLS peer (grpc-tls, 17,000 calls/s); p50 0.29×, p99 0.33×",
@@ -125,6 +131,9 @@ func TestCompareTLS(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, Compare(sum)); diff != "" {
 		t.Errorf("Compare (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, Compare(append(slices.Clone(sum), variants...))); diff != "" {
+		t.Errorf("Compare with yrpc's variants (-want +got):\n%s", diff)
 	}
 	got := Compare(sum[1:]) // no plaintext yrpc: no TLS cost line
 	if len(got) != 2 || !strings.Contains(got[0], "yrpc not measured; best peer grpc 20,000") {

@@ -138,6 +138,8 @@ func compareWith(c int, name, kind string, rows []Result) []string {
 			y = r
 		case r.Ref:
 			refs = append(refs, r)
+		case isVariant(r.Impl):
+			// yrpc's own variants (yrpc-reuse, yrpc@other-build) are no peers
 		case best == nil || r.CallsPerSec > best.CallsPerSec:
 			best = r
 		}
@@ -158,6 +160,12 @@ func compareWith(c int, name, kind string, rows []Result) []string {
 			c, name, r.Impl, ratio(y.CallsPerSec, r.CallsPerSec), ratio(y.P50, r.P50), micros(y.P50), micros(r.P50)))
 	}
 	return lines
+}
+
+// isVariant reports whether impl is a variant of yrpc: another option set
+// ("yrpc-reuse") or another build ("yrpc@bench-old").
+func isVariant(impl string) bool {
+	return strings.HasPrefix(impl, YRPC+"-") || strings.HasPrefix(impl, YRPC+"@")
 }
 
 // find returns the row named impl, or nil.

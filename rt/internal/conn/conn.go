@@ -92,8 +92,14 @@ type Conn struct {
 	rdl       time.Time     // the read deadline last set; the holder's
 	rdlSet    bool          // rdl is the connection's read deadline
 	interrupt func()        // makes a blocked read return (for context.AfterFunc)
-	idle      *time.Timer   // runs idleWatch
-	watching  atomic.Bool   // idle is running
+	// The interrupt registered with the context of a leading call, kept
+	// for the next leader with the same context, and the Done channel of
+	// the last leader's context (see armInterrupt); guarded by mu.
+	armedDone <-chan struct{}
+	armedStop func() bool
+	lastDone  <-chan struct{}
+	idle      *time.Timer // runs idleWatch
+	watching  atomic.Bool // idle is running
 }
 
 // prefaceTimeout bounds the connection preface exchange.
@@ -423,7 +429,12 @@ func (c *Conn) fail(err error) {
 	if c.goaway {
 		lastRead = c.lastRead
 	}
+	armed := c.armedStop
+	c.armedDone, c.armedStop = nil, nil
 	c.mu.Unlock()
+	if armed != nil {
+		armed()
+	}
 	c.w.Close(err)
 	c.raw.Close() // the socket: a TLS close would wait to write close_notify
 	c.idle.Stop()

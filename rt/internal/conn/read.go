@@ -117,18 +117,61 @@ func (c *Conn) awaitLeading(ctx context.Context, r *Request, id uint32, p *Pendi
 	if !lead {
 		return c.await(ctx, r, id, p)
 	}
-	// The deadline is set before the interrupt is registered, so that an
+	// The deadline is set before the interrupt is armed, so that an
 	// interrupt (a deadline in the past) always comes after it.
 	c.setReadDeadline(r.Deadline)
 	var stop func() bool
 	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, c.interrupt)
+		stop = c.armInterrupt(ctx)
 	}
 	err := c.lead(ctx, r, id, p, alone)
 	if stop != nil {
 		stop()
 	}
 	return err
+}
+
+// armInterrupt makes sure that the end of ctx interrupts the read of the
+// leader whose context it is, and returns the registration's stop
+// function for the leader to call when its call ends, or nil when the
+// registration is kept past the call. It is kept from the second leading
+// call in a row with the same context: callers that share one context
+// then cost no allocation per call, while a context made for one call
+// (context.WithTimeout with a deferred cancel) is let go before it ends,
+// so that its end does not interrupt the reads of later calls. A kept
+// registration lasts until a leader with another context replaces it or
+// the connection fails; its interrupt, should its context end while
+// another call's reader holds the role, is harmless: readers take a read
+// deadline that passed for a cue to look, not for an error. Only the read
+// role's holder calls it.
+func (c *Conn) armInterrupt(ctx context.Context) (stop func() bool) {
+	done := ctx.Done()
+	c.mu.Lock()
+	if c.armedDone == done && ctx.Err() == nil {
+		// Still armed: ctx has not ended (it would have fired after
+		// the read deadline was set).
+		c.mu.Unlock()
+		return nil
+	}
+	keep := c.lastDone == done
+	c.lastDone = done
+	old := c.armedStop
+	c.armedDone, c.armedStop = nil, nil
+	c.mu.Unlock()
+	if old != nil {
+		old()
+	}
+	stop = context.AfterFunc(ctx, c.interrupt)
+	if !keep {
+		return stop
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return stop // fail has run and would not stop a kept one
+	}
+	c.armedDone, c.armedStop = done, stop
+	return nil
 }
 
 // lead reads frames as the role's holder until the response of call id
@@ -156,9 +199,10 @@ func (c *Conn) lead(ctx context.Context, r *Request, id uint32, p *Pending, alon
 		case !r.Deadline.IsZero() && !time.Now().Before(r.Deadline):
 			return c.giveUp(id, p, errorf(DeadlineExceeded, "%s: deadline exceeded waiting for %s", r.Name, c.addr))
 		default:
-			// The interrupt of a context that ended after its call did:
-			// read on. The context is looked at again once the deadline
-			// is back: its interrupt may have come in between.
+			// The interrupt of a context that ended after its call did
+			// (see armInterrupt): read on. The context is looked at
+			// again once the deadline is back: its interrupt may have
+			// come in between.
 			c.rdlSet = false
 			c.setReadDeadline(r.Deadline)
 			if ctx.Err() != nil {

@@ -1,0 +1,200 @@
+package rt_test
+
+import (
+	"context"
+	"net"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/codec"
+)
+
+// aliasMsg decodes as generated messages do: Unmarshal makes one private
+// copy of its input and UnmarshalOwned none, the string sharing the bytes.
+type aliasMsg struct{ S string }
+
+func (m *aliasMsg) Size() int                     { return len(m.S) }
+func (m *aliasMsg) MarshalAppend(b []byte) []byte { return append(b, m.S...) }
+func (m *aliasMsg) UnmarshalOwned(b []byte) error { m.S = codec.String(b); return nil }
+func (m *aliasMsg) Unmarshal(b []byte) error {
+	if len(b) == 0 {
+		*m = aliasMsg{}
+		return nil
+	}
+	return m.UnmarshalOwned(append([]byte(nil), b...))
+}
+
+// aliasDesc is a service whose handler answers with its request, as the
+// bench's does.
+var aliasDesc = rt.ServiceDesc{
+	Name: "test.Alias",
+	Methods: []rt.MethodDesc{{
+		Name: "Echo", FullName: "test.Alias/Echo", ID: 0x2001,
+		NewRequest:  func() rt.Message { return new(aliasMsg) },
+		NewResponse: func() rt.Message { return new(aliasMsg) },
+		Handle: func(_ any, _ context.Context, req rt.Message) (rt.Message, error) {
+			return req, nil
+		},
+	}},
+	MethodIndex: func(id uint32) int {
+		if id == 0x2001 {
+			return 0
+		}
+		return -1
+	},
+}
+
+// wantAllocs is what a call costs with the default options, client and
+// server in one process, when the caller reuses its response message:
+// the client copies the response's bytes (which the response keeps); the
+// server makes the call's record (with the handler's context), the
+// request message and a copy of the request's bytes. The write buffers
+// and the interrupt of a caller's context are reused; WithRequestReuse
+// saves the request message.
+const wantAllocs = 4
+
+// aliasEnv serves desc (aliasDesc when nil) and returns a client of it.
+func aliasEnv(t *testing.T, desc *rt.ServiceDesc, opts ...rt.ServerOption) *rt.Client {
+	return aliasClient(t, aliasServe(t, desc, opts...))
+}
+
+// aliasServe serves desc (aliasDesc when nil) and returns its address.
+func aliasServe(t *testing.T, desc *rt.ServiceDesc, opts ...rt.ServerOption) string {
+	if desc == nil {
+		desc = &aliasDesc
+	}
+	srv := rt.NewServer(opts...)
+	srv.RegisterService(desc, struct{}{})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(context.Background(), lis)
+	t.Cleanup(func() { srv.Close() })
+	return lis.Addr().String()
+}
+
+// aliasClient returns a client of addr.
+func aliasClient(t *testing.T, addr string, opts ...rt.ClientOption) *rt.Client {
+	cli, err := rt.NewClient(append([]rt.ClientOption{rt.WithAddrs(addr)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// TestCallAllocs counts the allocations of calls made one at a time, with
+// a context that cannot end and with one that can (the caller that reads
+// its own answer registers an interrupt with it), with the default
+// options and with WithRequestReuse(true), whose handler answers with the
+// request it is given (which is reset only once the answer is written).
+func TestCallAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops values at random under the race detector")
+	}
+	cancelable, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, tc := range []struct {
+		name  string
+		ctx   context.Context
+		reuse bool
+		want  float64
+	}{
+		{"background", context.Background(), false, wantAllocs},
+		{"cancelable", cancelable, false, wantAllocs},
+		{"background/reuse", context.Background(), true, wantAllocs - 1},
+		{"cancelable/reuse", cancelable, true, wantAllocs - 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cli := aliasEnv(t, nil, rt.WithRequestReuse(tc.reuse))
+			req, resp := &aliasMsg{S: strings.Repeat("x", 581)}, new(aliasMsg)
+			n := testing.AllocsPerRun(2000, func() {
+				if err := cli.Invoke(tc.ctx, &aliasDesc, 0, req, resp); err != nil || resp.S != req.S {
+					t.Fatalf("Invoke: %v, %d bytes back", err, len(resp.S))
+				}
+			})
+			t.Logf("%v allocs per call", n)
+			if n > tc.want {
+				t.Errorf("%v allocations per call, want at most %v", n, tc.want)
+			}
+		})
+	}
+}
+
+// TestCallAllocsParallel counts them with 16 callers sharing the client,
+// where responses are read by the connection's goroutine and requests
+// answered in batches.
+func TestCallAllocsParallel(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops values at random under the race detector")
+	}
+	cli := aliasEnv(t, nil)
+	const callers, calls = 16, 1000
+	run := func() {
+		var wg sync.WaitGroup
+		for range callers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, resp := &aliasMsg{S: strings.Repeat("x", 581)}, new(aliasMsg)
+				for range calls {
+					if err := cli.Invoke(context.Background(), &aliasDesc, 0, req, resp); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	run() // warm up: connections, pools, workers
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	run()
+	runtime.ReadMemStats(&after)
+	// The callers' goroutines and their requests, and the odd goroutine
+	// the client or server starts, are allowed a little over the count.
+	n := float64(after.Mallocs-before.Mallocs) / (callers * calls)
+	t.Logf("%.3f allocs per call", n)
+	if n > wantAllocs+0.2 {
+		t.Errorf("%.2f allocations per call, want at most %d", n, wantAllocs)
+	}
+}
+
+// TestRequestsKept: by default each request is a message of its own, so
+// a handler may keep the requests it is given.
+func TestRequestsKept(t *testing.T) {
+	var kept []*aliasMsg
+	var mu sync.Mutex
+	desc := aliasDesc
+	desc.Methods = slices.Clone(aliasDesc.Methods)
+	desc.Methods[0].Handle = func(_ any, _ context.Context, req rt.Message) (rt.Message, error) {
+		mu.Lock()
+		kept = append(kept, req.(*aliasMsg))
+		mu.Unlock()
+		return &aliasMsg{S: "ok"}, nil
+	}
+	cli := aliasEnv(t, &desc)
+	const calls = 200
+	for i := range calls {
+		if err := cli.Invoke(context.Background(), &desc, 0, &aliasMsg{S: strconv.Itoa(i)}, new(aliasMsg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(kept) != calls {
+		t.Fatalf("%d requests kept, want %d", len(kept), calls)
+	}
+	for i, m := range kept {
+		if m.S != strconv.Itoa(i) {
+			t.Fatalf("kept request %d holds %q", i, m.S)
+		}
+	}
+}
