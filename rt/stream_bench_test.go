@@ -104,6 +104,24 @@ func perMessage(b *testing.B, f func()) {
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/msg")
 }
 
+// spread runs f(i, n) on k goroutines at once, i from 0 to k-1, with
+// the n of each adding up to total, and waits for them.
+func spread(total, k int, f func(i, n int)) {
+	var wg sync.WaitGroup
+	for i := range k {
+		n := total / k
+		if i < total%k {
+			n++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(i, n)
+		}()
+	}
+	wg.Wait()
+}
+
 // BenchmarkServerStream measures a server stream's throughput in messages
 // of 581 bytes over loopback TCP, client and server in this process: the
 // b.N messages on one stream, or spread over 64 streams on the one
@@ -115,44 +133,25 @@ func BenchmarkServerStream(b *testing.B) {
 			defer stop()
 			ctx := context.Background()
 			perMessage(b, func() {
-				var wg sync.WaitGroup
-				for i := range streams {
-					n := b.N / streams
-					if i < b.N%streams {
-						n++
+				spread(b.N, streams, func(_, n int) {
+					cs, err := cli.NewStream(ctx, &benchFeedDesc, 0)
+					if err == nil {
+						err = cs.SendMsg(&msg{S: strconv.Itoa(n)})
 					}
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						cs, err := cli.NewStream(ctx, &benchFeedDesc, 0)
-						if err != nil {
-							b.Error(err)
-							return
-						}
-						if err := cs.SendMsg(&msg{S: strconv.Itoa(n)}); err != nil {
-							b.Error(err)
-							return
-						}
-						cs.CloseSend()
-						var m msg
-						got := 0
-						for {
-							err := cs.RecvMsg(&m)
-							if err == io.EOF {
-								break
-							}
-							if err != nil {
-								b.Error(err)
-								return
-							}
-							got++
-						}
-						if got != n {
-							b.Errorf("%d of %d messages", got, n)
-						}
-					}()
-				}
-				wg.Wait()
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					cs.CloseSend()
+					var m msg
+					got := 0
+					for ; err == nil; got++ {
+						err = cs.RecvMsg(&m)
+					}
+					if err != io.EOF || got-1 != n {
+						b.Errorf("%d of %d messages, end %v", got-1, n, err)
+					}
+				})
 			})
 		})
 	}
@@ -178,29 +177,19 @@ func BenchmarkBidiEcho(b *testing.B) {
 			}
 			req := &msg{S: benchBody}
 			perMessage(b, func() {
-				var wg sync.WaitGroup
-				for i, cs := range streams {
-					n := b.N / c
-					if i < b.N%c {
-						n++
-					}
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						var resp msg
-						for range n {
-							if err := cs.SendMsg(req); err != nil {
-								b.Error(err)
-								return
-							}
-							if err := cs.RecvMsg(&resp); err != nil {
-								b.Error(err)
-								return
-							}
+				spread(b.N, c, func(i, n int) {
+					var resp msg
+					for range n {
+						err := streams[i].SendMsg(req)
+						if err == nil {
+							err = streams[i].RecvMsg(&resp)
 						}
-					}()
-				}
-				wg.Wait()
+						if err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
 			})
 			for _, cs := range streams {
 				cs.CloseSend()

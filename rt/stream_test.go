@@ -335,7 +335,7 @@ func TestStreamToPeerWithoutStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lis.Close()
-	go oldPeer(lis)
+	go oldPeer(lis, nil)
 	cli, err := rt.NewClient(rt.WithAddrs(lis.Addr().String()))
 	if err != nil {
 		t.Fatal(err)

@@ -17,44 +17,45 @@ import (
 	"github.com/yrpc/yrpc/rt/wire"
 )
 
-// countingServerStream counts the messages a server stream interceptor
-// sees pass.
+// msgCount counts the messages a stream wrapper sees pass.
+type msgCount struct{ sent, received atomic.Int64 }
+
+func (c *msgCount) send(err error) error {
+	c.sent.Add(1)
+	return err
+}
+
+func (c *msgCount) recv(err error) error {
+	if err == nil {
+		c.received.Add(1)
+	}
+	return err
+}
+
+// countingServerStream counts what a server stream interceptor sees pass.
 type countingServerStream struct {
 	rt.ServerStreamer
-	sent, received *atomic.Int64
+	n *msgCount
 }
 
 func (s countingServerStream) SendMsg(m rt.Message) error {
-	s.sent.Add(1)
-	return s.ServerStreamer.SendMsg(m)
+	return s.n.send(s.ServerStreamer.SendMsg(m))
 }
-
 func (s countingServerStream) RecvMsg(m rt.Message) error {
-	err := s.ServerStreamer.RecvMsg(m)
-	if err == nil {
-		s.received.Add(1)
-	}
-	return err
+	return s.n.recv(s.ServerStreamer.RecvMsg(m))
 }
 
-// countingClientStream counts the messages a client stream interceptor
-// sees pass.
+// countingClientStream counts what a client stream interceptor sees pass.
 type countingClientStream struct {
 	rt.ClientStreamer
-	sent, received *atomic.Int64
+	n *msgCount
 }
 
 func (s countingClientStream) SendMsg(m rt.Message) error {
-	s.sent.Add(1)
-	return s.ClientStreamer.SendMsg(m)
+	return s.n.send(s.ClientStreamer.SendMsg(m))
 }
-
 func (s countingClientStream) RecvMsg(m rt.Message) error {
-	err := s.ClientStreamer.RecvMsg(m)
-	if err == nil {
-		s.received.Add(1)
-	}
-	return err
+	return s.n.recv(s.ClientStreamer.RecvMsg(m))
 }
 
 // Stream interceptors run on both sides, in the order given, once per
@@ -68,14 +69,14 @@ func TestStreamInterceptors(t *testing.T) {
 		order = append(order, s)
 		mu.Unlock()
 	}
-	var srvSent, srvRecv, cliSent, cliRecv atomic.Int64
+	var srv, cli msgCount
 	server := func(name string) rt.StreamServerInterceptor {
 		return func(ss rt.ServerStreamer, info *rt.CallInfo, next rt.StreamHandler) error {
 			note(name + " " + info.Method.FullName)
 			if rt.IncomingMetadata(ss.Context()).Get("refuse") != "" {
 				return rt.Errorf(rt.PermissionDenied, "%s refuses", name)
 			}
-			return next(countingServerStream{ss, &srvSent, &srvRecv})
+			return next(countingServerStream{ss, &srv})
 		}
 	}
 	client := func(name string) rt.StreamClientInterceptor {
@@ -85,7 +86,7 @@ func TestStreamInterceptors(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return countingClientStream{cs, &cliSent, &cliRecv}, nil
+			return countingClientStream{cs, &cli}, nil
 		}
 	}
 	e := newStreamEnv(t, []rt.ServerOption{rt.WithStreamServerInterceptors(server("s1"), server("s2"))},
@@ -116,9 +117,9 @@ func TestStreamInterceptors(t *testing.T) {
 		t.Fatalf("interceptors ran as %q, want %q", got, want)
 	}
 	// Each side counted its messages twice (two wrapping interceptors).
-	if cliSent.Load() != 6 || cliRecv.Load() != 6 || srvSent.Load() != 6 || srvRecv.Load() != 6 {
+	if cli.sent.Load() != 6 || cli.received.Load() != 6 || srv.sent.Load() != 6 || srv.received.Load() != 6 {
 		t.Fatalf("messages seen: client sent %d received %d, server sent %d received %d; want 6 each",
-			cliSent.Load(), cliRecv.Load(), srvSent.Load(), srvRecv.Load())
+			cli.sent.Load(), cli.received.Load(), srv.sent.Load(), srv.received.Load())
 	}
 	// A server interceptor's error ends the stream before its handler.
 	s, err = stream(rt.WithMetadata(ctxT(t), "refuse", "1"), e.cli, 0)
@@ -397,7 +398,7 @@ func TestPeerWithoutStreamsServesCalls(t *testing.T) {
 	}
 	defer lis.Close()
 	oneways := make(chan string, 1)
-	go oldUnaryPeer(lis, oneways)
+	go oldPeer(lis, oneways)
 	cli, err := rt.NewClient(rt.WithAddrs(lis.Addr().String()))
 	if err != nil {
 		t.Fatal(err)
@@ -418,44 +419,6 @@ func TestPeerWithoutStreamsServesCalls(t *testing.T) {
 	}
 	if got := <-oneways; !strings.Contains(got, "ping") {
 		t.Fatalf("the oneway call carried %q", got)
-	}
-}
-
-// oldUnaryPeer serves lis as an older yrpc without streams: a version 1
-// preface without features, then it answers each request with its own
-// body (test.Echo/Echo's answer) and passes each oneway's body to oneways.
-// A stream frame would fail its reader and close the connection.
-func oldUnaryPeer(lis net.Listener, oneways chan<- string) {
-	for {
-		c, err := lis.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer c.Close()
-			if _, err := wire.ReadPreface(c); err != nil {
-				return
-			}
-			c.Write(wire.AppendPreface(nil, wire.Preface{Version: 1, MaxFrameSize: wire.DefaultMaxFrameSize}))
-			r := wire.NewReader(c, wire.ReaderOptions{})
-			for {
-				f, err := r.Next()
-				if err != nil {
-					return
-				}
-				switch f.Type {
-				case wire.TypeRequest:
-					if _, err := c.Write(wire.AppendFrame(nil, &wire.Header{Type: wire.TypeResponse, ID: f.ID}, nil, f.Body)); err != nil {
-						return
-					}
-				case wire.TypeOneway:
-					select {
-					case oneways <- string(f.Body):
-					default:
-					}
-				}
-			}
-		}()
 	}
 }
 
