@@ -47,6 +47,9 @@ func (c *Client) NewStream(ctx context.Context, sd *ServiceDesc, m int, opts ...
 func (c *Client) openStream(ctx context.Context, st *svcState, info *CallInfo, o *callOptions) (ClientStreamer, error) {
 	m := info.Method
 	start := c.o.clock.Now()
+	if lim := st.limits[info.Index]; lim != nil && !lim.Allow(start) { // per stream opened, as per call
+		return nil, Errorf(ResourceExhausted, "%s: the client's rate limit for the method is exceeded (not sent)", m.FullName)
+	}
 	v := st.current(start)
 	if v == nil || len(v.eps) == 0 && v.draining == 0 {
 		var err error

@@ -116,6 +116,11 @@ func (c *serverConn) openStream(f *wire.Frame) {
 		c.closeStream(f.ID, Errorf(InvalidArgument, "%s: id %d is in use by a call or stream in flight", me.info.Method.FullName, f.ID), nil)
 		return
 	}
+	select {
+	case <-c.closed: // closed meanwhile (frames read before it still come): close may have missed it
+		ss.reset(Errorf(Unavailable, "%s: connection closed", me.info.Method.FullName), false)
+	default:
+	}
 	c.srv.workers.run(ss)
 }
 

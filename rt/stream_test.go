@@ -43,10 +43,20 @@ func recvAll(t *testing.T, s *rt.GenericClientStream[msg, msg]) ([]string, error
 	}
 }
 
+// ctxLong bounds a test that moves 100,000 messages: under -race on a
+// loaded 2-core machine that takes more than ctxT's 10 s.
+func ctxLong(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// A server stream of 0, 1 and 100,000 messages, in order, then io.EOF
+// and the trailer.
 func TestServerStream(t *testing.T) {
 	e := newStreamEnv(t, nil)
 	for _, n := range []int{0, 1, 100_000} {
-		s, err := stream(ctxT(t), e.cli, 0)
+		s, err := stream(ctxLong(t), e.cli, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +86,7 @@ func TestServerStream(t *testing.T) {
 func TestClientStream(t *testing.T) {
 	e := newStreamEnv(t, nil)
 	for _, n := range []int{1, 100_000} {
-		s, err := stream(ctxT(t), e.cli, 1)
+		s, err := stream(ctxLong(t), e.cli, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +335,7 @@ func TestStreamToPeerWithoutStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lis.Close()
-	go oldPeer(lis)
+	go oldPeer(lis, nil)
 	cli, err := rt.NewClient(rt.WithAddrs(lis.Addr().String()))
 	if err != nil {
 		t.Fatal(err)

@@ -144,10 +144,12 @@ func stream(ctx context.Context, c *rt.Client, m int, opts ...rt.CallOption) (*r
 	return &rt.GenericClientStream[msg, msg]{ClientStreamer: cs}, nil
 }
 
-// oldPeer answers every connection on lis as a server of an older yrpc
-// would: a version 1 preface without features, then it reads and drops
-// what comes.
-func oldPeer(lis net.Listener) {
+// oldPeer serves lis as an older yrpc without streams: a version 1
+// preface without features, then it answers each request with its own
+// body (test.Echo/Echo's answer) and passes each oneway's body to oneways
+// (if not nil). A stream frame would fail its reader and close the
+// connection.
+func oldPeer(lis net.Listener, oneways chan<- string) {
 	for {
 		c, err := lis.Accept()
 		if err != nil {
@@ -159,7 +161,24 @@ func oldPeer(lis net.Listener) {
 				return
 			}
 			c.Write(wire.AppendPreface(nil, wire.Preface{Version: 1, MaxFrameSize: wire.DefaultMaxFrameSize}))
-			io.Copy(io.Discard, c)
+			r := wire.NewReader(c, wire.ReaderOptions{})
+			for {
+				f, err := r.Next()
+				if err != nil {
+					return
+				}
+				switch f.Type {
+				case wire.TypeRequest:
+					if _, err := c.Write(wire.AppendFrame(nil, &wire.Header{Type: wire.TypeResponse, ID: f.ID}, nil, f.Body)); err != nil {
+						return
+					}
+				case wire.TypeOneway:
+					select {
+					case oneways <- string(f.Body):
+					default:
+					}
+				}
+			}
 		}()
 	}
 }

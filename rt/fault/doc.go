@@ -6,9 +6,12 @@
 // one call:
 //
 //	inj := fault.New(fault.Rule{Method: "Get", Abort: rt.Unavailable})
-//	srv := rt.NewServer(rt.WithServerInterceptors(inj.Interceptor()))
+//	srv := rt.NewServer(rt.WithServerInterceptors(inj.Interceptor()),
+//		rt.WithStreamServerInterceptors(inj.StreamInterceptor()))
 //	...
 //	inj.Set() // no more faults
+//
+// A rule applies to a stream once, when it opens, before its handler runs.
 //
 // Metadata rules ("delay=20ms", "abort=Unavailable:message", "drop",
 // separated by ";") apply only with Options.FromMetadata, never by default:

@@ -47,7 +47,8 @@ type Options struct {
 	Rand *rand.Rand
 }
 
-// Injector applies fault rules in a server interceptor. Its methods are
+// Injector applies fault rules in a server interceptor (Interceptor for
+// calls, StreamInterceptor for streams). Its methods are
 // safe for concurrent use; rules can change while calls run.
 type Injector struct {
 	opts  Options
@@ -76,37 +77,61 @@ func (in *Injector) Set(rules ...Rule) {
 	in.rules.Store(&rs)
 }
 
-// Hits returns how many calls a fault was applied to.
+// Hits returns how many calls and streams a fault was applied to.
 func (in *Injector) Hits() int64 { return in.hits.Load() }
 
-// Interceptor returns the server interceptor that applies the rules.
+// Interceptor returns the server interceptor that applies the rules to
+// unary and oneway calls.
 func (in *Injector) Interceptor() rt.ServerInterceptor {
 	return func(ctx context.Context, req rt.Message, info *rt.CallInfo, next rt.Handler) (rt.Message, error) {
-		rules := *in.rules.Load()
-		var mdRules []Rule
-		if in.opts.FromMetadata {
-			if s := rt.IncomingMetadata(ctx).Get(MDFault); s != "" {
-				r, err := Parse(s)
-				if err != nil {
-					return nil, rt.Errorf(rt.InvalidArgument, "fault: %v", err)
-				}
-				mdRules = []Rule{r}
-			}
-		}
-		for _, set := range [][]Rule{mdRules, rules} {
-			for i := range set {
-				r := &set[i]
-				if !r.matches(info) || !in.hit(r.Fraction) {
-					continue
-				}
-				in.hits.Add(1)
-				if err := apply(ctx, r); err != nil {
-					return nil, err
-				}
-			}
+		if err := in.inject(ctx, info); err != nil {
+			return nil, err
 		}
 		return next(ctx, req)
 	}
+}
+
+// StreamInterceptor returns the stream interceptor that applies the rules
+// to streams, once per stream as it opens: a delay holds the stream before
+// its handler runs, an abort ends it with the rule's code without running
+// the handler, a drop closes its connection (the client sees Unavailable).
+// Install it with rt.WithStreamServerInterceptors beside Interceptor.
+func (in *Injector) StreamInterceptor() rt.StreamServerInterceptor {
+	return func(ss rt.ServerStreamer, info *rt.CallInfo, next rt.StreamHandler) error {
+		if err := in.inject(ss.Context(), info); err != nil {
+			return err
+		}
+		return next(ss)
+	}
+}
+
+// inject applies the rules that match the call or stream info whose
+// context is ctx; a non-nil error answers it instead of the handler.
+func (in *Injector) inject(ctx context.Context, info *rt.CallInfo) error {
+	rules := *in.rules.Load()
+	var mdRules []Rule
+	if in.opts.FromMetadata {
+		if s := rt.IncomingMetadata(ctx).Get(MDFault); s != "" {
+			r, err := Parse(s)
+			if err != nil {
+				return rt.Errorf(rt.InvalidArgument, "fault: %v", err)
+			}
+			mdRules = []Rule{r}
+		}
+	}
+	for _, set := range [][]Rule{mdRules, rules} {
+		for i := range set {
+			r := &set[i]
+			if !r.matches(info) || !in.hit(r.Fraction) {
+				continue
+			}
+			in.hits.Add(1)
+			if err := apply(ctx, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (in *Injector) hit(fraction float64) bool {

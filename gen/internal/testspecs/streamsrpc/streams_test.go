@@ -146,6 +146,14 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
+// ctxLong bounds a test that moves 100,000 messages: under -race on a
+// loaded 2-core machine that takes more than ctxT's 20 s.
+func ctxLong(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // recvAll receives until the stream ends and returns the ticks and the
 // end.
 func recvAll(s interface {
@@ -175,8 +183,8 @@ func ptr[T any](v T) *T { return &v }
 // responses come in order, then io.EOF and the trailer.
 func TestWatch(t *testing.T) {
 	e := start(t)
-	for _, n := range []int32{0, 1, 10_000} {
-		s, err := e.feed.Watch(ctxT(t), &streamsrpc.Topic{Name: "t", Count: n})
+	for _, n := range []int32{0, 1, 100_000} {
+		s, err := e.feed.Watch(ctxLong(t), &streamsrpc.Topic{Name: "t", Count: n})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -395,8 +403,8 @@ func TestMaxMessageSize(t *testing.T) {
 // A client stream: the requests, then CloseAndRecv for the one response.
 func TestUpload(t *testing.T) {
 	e := start(t)
-	for _, n := range []int{0, 1, 10_000} {
-		s, err := e.feed.Upload(ctxT(t))
+	for _, n := range []int{0, 1, 100_000} {
+		s, err := e.feed.Upload(ctxLong(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -440,11 +448,11 @@ func TestUploadFails(t *testing.T) {
 // answered in order, io.EOF after CloseSend.
 func TestChat(t *testing.T) {
 	e := start(t)
-	s, err := e.feed.Chat(ctxT(t))
+	s, err := e.feed.Chat(ctxLong(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 10_000
+	const n = 100_000
 	sent := make(chan error, 1)
 	go func() {
 		for i := range n {
