@@ -120,69 +120,6 @@ func TestTLSClientPlaintextServer(t *testing.T) {
 	}
 }
 
-// The server's certificate is swapped (GetCertificate) while clients keep
-// connecting and calling: no call fails, and later handshakes see the new
-// certificate.
-func TestCertificateRotationUnderLoad(t *testing.T) {
-	checkLeaks(t)
-	ca := newCA(t, "test CA")
-	var cur atomic.Pointer[tls.Certificate]
-	first := ca.issue(t, leaf{cn: "server-1"})
-	cur.Store(&first)
-	cfg := &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cur.Load(), nil }}
-	e := newTLSEnv(t, cfg)
-
-	var seen sync.Map // server common names seen by clients' handshakes
-	ccfg := clientTLS(ca)
-	ccfg.VerifyConnection = func(cs tls.ConnectionState) error {
-		seen.Store(cs.PeerCertificates[0].Subject.CommonName, true)
-		return nil
-	}
-	stop := make(chan struct{})
-	var failed, calls atomic.Int64
-	var wg sync.WaitGroup
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				// A new client each round: a new handshake.
-				cli, err := rt.NewClient(rt.WithAddrs(e.addr), rt.WithTLS(ccfg))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				for range 10 {
-					calls.Add(1)
-					if _, err := call(context.Background(), cli, &testDesc, 0, "x", rt.WithCallTimeout(10*time.Second)); err != nil {
-						failed.Add(1)
-						t.Errorf("call failed: %v", err)
-					}
-				}
-				cli.Close()
-			}
-		}()
-	}
-	for i := 2; i <= 6; i++ {
-		// Each certificate serves some handshakes before the next.
-		waitUntil(t, func() bool { _, ok := seen.Load(cur.Load().Leaf.Subject.CommonName); return ok })
-		next := ca.issue(t, leaf{cn: "server-" + string(rune('0'+i))})
-		cur.Store(&next)
-	}
-	waitUntil(t, func() bool { _, ok := seen.Load("server-6"); return ok })
-	close(stop)
-	wg.Wait()
-	if failed.Load() != 0 {
-		t.Fatalf("%d of %d calls failed during rotation", failed.Load(), calls.Load())
-	}
-	t.Logf("%d calls over 6 certificates, 0 failed", calls.Load())
-}
-
 // waitUntil polls cond, failing the test after 10 s.
 func waitUntil(t *testing.T, cond func() bool) {
 	t.Helper()
