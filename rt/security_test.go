@@ -259,12 +259,15 @@ func TestGroupIsolation(t *testing.T) {
 
 // Registry tokens: a client that came through the registry carries the
 // provider's token and is served; one that dials the address directly is
-// refused.
+// refused. The token appears in no log line of either side.
 func TestRegistryToken(t *testing.T) {
 	checkLeaks(t)
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(lockedWriter{&logs, &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	reg := registry.NewMemory()
 	defer reg.Close()
-	srv := rt.NewServer(rt.WithRegistry(reg.Conn()), rt.WithRegistryToken(true))
+	srv := rt.NewServer(rt.WithRegistry(reg.Conn()), rt.WithRegistryToken(true), rt.WithLogger(logger))
 	impl := newTestImpl()
 	srv.RegisterService(&testDesc, impl)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -275,7 +278,7 @@ func TestRegistryToken(t *testing.T) {
 	go func() { done <- srv.Serve(context.Background(), lis) }()
 	defer func() { srv.Close(); <-done }()
 
-	via, err := rt.NewClient(rt.WithRegistry(reg.Conn()))
+	via, err := rt.NewClient(rt.WithRegistry(reg.Conn()), rt.WithLogger(logger), rt.WithDebug(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +286,7 @@ func TestRegistryToken(t *testing.T) {
 	if got, err := call(ctxT(t), via, &testDesc, 0, "x"); err != nil || got != "x" {
 		t.Fatalf("through the registry: %q, %v", got, err)
 	}
-	direct, err := rt.NewClient(rt.WithAddrs(lis.Addr().String()))
+	direct, err := rt.NewClient(rt.WithAddrs(lis.Addr().String()), rt.WithLogger(logger), rt.WithDebug(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,6 +298,31 @@ func TestRegistryToken(t *testing.T) {
 	}
 	if impl.calls.Load() != before {
 		t.Fatal("the handler ran for the direct call")
+	}
+
+	tokens := make(chan string, 1)
+	stop, err := reg.Watch(registry.Key{Service: testDesc.Name}, func(s registry.Snapshot) {
+		if len(s.Providers) == 1 {
+			select {
+			case tokens <- s.Providers[0].Token:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	token := <-tokens
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case len(token) != 32:
+		t.Fatalf("the registry holds token %q, want 128 bits in hex", token)
+	case logs.Len() == 0:
+		t.Fatal("nothing was logged: the check would prove nothing")
+	case strings.Contains(logs.String(), token):
+		t.Fatalf("the token appears in the logs:\n%s", logs.String())
 	}
 }
 
