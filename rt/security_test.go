@@ -86,7 +86,7 @@ func TestTLSRefusals(t *testing.T) {
 		{"another CA's certificate", []rt.ClientOption{rt.WithTLS(clientTLS(ca, other.issue(t, leaf{cn: "x", client: true})))}, "tls"},
 		{"an expired certificate", []rt.ClientOption{rt.WithTLS(clientTLS(ca, ca.issue(t, leaf{cn: "x", client: true, notAfter: time.Now().Add(-time.Hour)})))}, "tls"},
 		{"no certificate", []rt.ClientOption{rt.WithTLS(clientTLS(ca))}, "tls"},
-		{"plaintext", nil, "requires TLS"},
+		{"plaintext", nil, e.addr + " went away: this server requires TLS"}, // names the provider
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := e.client(tc.opts...)
