@@ -52,11 +52,15 @@ const MDAuthorization = "authorization"
 // BearerTokens returns an Authenticator of static bearer tokens: a call
 // must carry "authorization: Bearer TOKEN" with a TOKEN of tokens, and its
 // principal is that token's value. Tokens are compared in constant time.
+// An empty token admits no one (a token read from an unset variable must
+// not open the server to "Bearer " with nothing after it).
 func BearerTokens(tokens map[string]string) Authenticator {
 	type entry struct{ token, principal []byte }
 	es := make([]entry, 0, len(tokens))
 	for t, p := range tokens {
-		es = append(es, entry{[]byte(t), []byte(p)})
+		if t != "" {
+			es = append(es, entry{[]byte(t), []byte(p)})
+		}
 	}
 	return AuthenticatorFunc(func(_ context.Context, req AuthRequest) (string, error) {
 		v, ok := strings.CutPrefix(req.MD.Get(MDAuthorization), "Bearer ")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -202,5 +203,39 @@ func TestStreams(t *testing.T) {
 	}
 	if _, err = gen.Generate(spec, gen.Config{Package: "streamsrpc"}); err != nil {
 		t.Errorf("Generate = %v", err)
+	}
+}
+
+// TestAccessRules loads a schema with schema.Allow and rpc.Allow: the
+// rules reach the spec, and the generated descriptor carries them.
+func TestAccessRules(t *testing.T) {
+	spec, err := load.Load(context.Background(), "./testdata/access", load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.Services) != 1 {
+		t.Fatalf("%d services", len(spec.Services))
+	}
+	s := spec.Services[0]
+	if want := []string{"spiffe://example.org/ns/shop/*"}; !slices.Equal(s.Allow, want) {
+		t.Errorf("service Allow = %q, want %q", s.Allow, want)
+	}
+	for i, want := range [][]string{nil, {"spiffe://example.org/ns/shop/sa/admin"}, {"*"}} {
+		if m := s.Methods[i]; !slices.Equal(m.Allow, want) {
+			t.Errorf("method %s Allow = %q, want %q", m.Name, m.Allow, want)
+		}
+	}
+	files, err := gen.Generate(spec, gen.Config{Package: "accessrpc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code strings.Builder
+	for _, f := range files {
+		code.Write(f.Content)
+	}
+	for _, want := range []string{`Allow: []string{"spiffe://example.org/ns/shop/*"}`, `Allow: []string{"spiffe://example.org/ns/shop/sa/admin"}`, `Allow: []string{"*"}`} {
+		if !strings.Contains(code.String(), want) {
+			t.Errorf("the generated code lacks %s", want)
+		}
 	}
 }
