@@ -56,12 +56,7 @@ func TestDiscoveryWait(t *testing.T) {
 			}
 			served := make(chan time.Time, 1)
 			if tc.serveIn > 0 {
-				lis, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					t.Fatal(err)
-				}
-				srv := rt.NewServer(rt.WithRegistry(reg.Conn()))
-				srv.RegisterService(&testDesc, newTestImpl())
+				srv, lis := registeredServer(t, reg.Conn())
 				done := make(chan error, 1)
 				timer := time.AfterFunc(tc.serveIn, func() {
 					served <- time.Now()
@@ -95,6 +90,19 @@ func TestDiscoveryWait(t *testing.T) {
 	}
 }
 
+// registeredServer returns a server of testDesc that registers in reg
+// once it serves on lis.
+func registeredServer(t *testing.T, reg registry.Registry) (*rt.Server, net.Listener) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := rt.NewServer(rt.WithRegistry(reg))
+	srv.RegisterService(&testDesc, newTestImpl())
+	return srv, lis
+}
+
 // silentRegistry is a registry whose watches never deliver a snapshot, as
 // a ZooKeeper that does not answer.
 type silentRegistry struct{ registry.Registry }
@@ -109,12 +117,7 @@ func TestProviderPayloadListsMethods(t *testing.T) {
 	checkLeaks(t)
 	reg := registry.NewMemory()
 	defer reg.Close()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := rt.NewServer(rt.WithRegistry(reg.Conn()))
-	srv.RegisterService(&testDesc, newTestImpl())
+	srv, lis := registeredServer(t, reg.Conn())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(context.Background(), lis) }()
 	defer func() { srv.Close(); <-done }()
