@@ -16,7 +16,8 @@ import (
 // (WithDiscoveryWait) and that wait is not charged to the method's
 // timeout: a provider that starts serving after the call's own timeout
 // has passed still answers it. The wait is bounded by the discovery wait
-// and by the caller's context, and its failure names the method.
+// and by the caller's context. (A registry that answered with no provider
+// gives "no provider of SERVICE", which does not name the method yet.)
 func TestDiscoveryWait(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	for _, tc := range []struct {
