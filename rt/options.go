@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/yrpc/yrpc/internal/warnlog"
 	"github.com/yrpc/yrpc/rt/internal/sock"
 	"github.com/yrpc/yrpc/rt/metrics"
 	"github.com/yrpc/yrpc/rt/registry"
@@ -104,7 +105,7 @@ func defaultShared() sharedConfig {
 // finish fills what options left unset and builds the side's shared parts.
 func (s *sharedConfig) finish() {
 	if s.logger == nil {
-		s.logger = slog.New(warnings{slog.Default().Handler()})
+		s.logger = warnlog.Default()
 	}
 	if s.clock == nil {
 		s.clock = systemClock{}
@@ -142,16 +143,6 @@ func (s *sharedConfig) readerOptions(features wire.Features) wire.ReaderOptions 
 // and errors, to slog.Default() — a dropped provider payload or a failed
 // deregistration is never silent.
 func WithLogger(l *slog.Logger) Option { return sharedOption(func(s *sharedConfig) { s.logger = l }) }
-
-// warnings passes the records of Warn level and above to h.
-type warnings struct{ h slog.Handler }
-
-func (w warnings) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelWarn && w.h.Enabled(ctx, l)
-}
-func (w warnings) Handle(ctx context.Context, r slog.Record) error { return w.h.Handle(ctx, r) }
-func (w warnings) WithAttrs(as []slog.Attr) slog.Handler           { return warnings{w.h.WithAttrs(as)} }
-func (w warnings) WithGroup(name string) slog.Handler              { return warnings{w.h.WithGroup(name)} }
 
 // WithClock sets the clock of breakers, limiters, warm-up, the retry budget
 // and retry backoff. Default: the system clock.

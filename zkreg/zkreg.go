@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/yrpc/yrpc/internal/warnlog"
 	"github.com/yrpc/yrpc/rt/registry"
 )
 
@@ -41,8 +42,9 @@ type Options struct {
 	// re-registering (after a session expiry, or a ZooKeeper restarted
 	// empty). Default: SessionTimeout. Negative: publish empty lists at once.
 	EmptyGrace time.Duration
-	// Logger receives the registry's and go-zookeeper's messages; default:
-	// discard.
+	// Logger receives the registry's messages (skipped payloads, lost
+	// registrations, new sessions: Warn; go-zookeeper's lines: Debug).
+	// Default: the warnings and errors, to slog.Default().
 	Logger *slog.Logger
 	// Dial connects to a server; default net.DialTimeout. The registry
 	// bounds the connect handshake on the connections it returns.
@@ -147,7 +149,7 @@ func New(ctx context.Context, opts Options) (*Registry, error) {
 	}
 	log := opts.Logger
 	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		log = warnlog.Default()
 	}
 	r := &Registry{
 		servers:     slices.Clone(opts.Servers),

@@ -36,7 +36,11 @@ func TestCtlMockValue(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "mock Get: (none) -> value") {
 		t.Fatalf("yrpcc ctl mock value = %d, %q, %q", code, out, errOut)
 	}
-	cfg, err := reg.Config(ctx, k)
+	// A fresh deadline: the command built the schema, which can take
+	// longer than ctx's on a loaded machine.
+	cfgCtx, cfgCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cfgCancel()
+	cfg, err := reg.Config(cfgCtx, k)
 	if err != nil {
 		t.Fatal(err)
 	}

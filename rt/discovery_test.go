@@ -1,0 +1,160 @@
+package rt_test
+
+import (
+	"context"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/registry"
+)
+
+// A new client's first call waits for the registry to list a provider
+// (WithDiscoveryWait) and that wait is not charged to the method's
+// timeout: a provider that starts serving after the call's own timeout
+// has passed still answers it. The wait is bounded by the discovery wait
+// and by the caller's context. (A registry that answered with no provider
+// gives "no provider of SERVICE", which does not name the method yet.)
+func TestDiscoveryWait(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	for _, tc := range []struct {
+		name     string
+		wait     time.Duration // WithDiscoveryWait
+		ctxLimit time.Duration // the caller's context; 0: none
+		serveIn  time.Duration // when the provider starts; 0: never
+		silent   bool          // the registry never answers the client's watch
+		code     rt.Code
+		msg      string
+	}{
+		{name: "provider after the method's timeout", wait: 10 * time.Second, serveIn: 2 * timeout, code: rt.OK},
+		{name: "no provider within the wait", wait: timeout, code: rt.Unavailable, msg: "no provider of test.Echo"},
+		{name: "no answer within the wait", wait: timeout, silent: true, code: rt.Unavailable,
+			msg: "test.Echo/Echo: no providers known for test.Echo yet: the registry has not answered in 200ms"},
+		{name: "the caller's context ends first", wait: 10 * time.Second, ctxLimit: timeout, code: rt.DeadlineExceeded, msg: "test.Echo/Echo"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkLeaks(t)
+			reg := registry.NewMemory()
+			defer reg.Close()
+			var cliReg registry.Registry = reg.Conn()
+			if tc.silent {
+				cliReg = silentRegistry{cliReg}
+			}
+			cli, err := rt.NewClient(rt.WithRegistry(cliReg), rt.WithDiscoveryWait(tc.wait))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cli.Close()
+			start := time.Now()
+			ctx := ctxT(t)
+			if tc.ctxLimit > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.ctxLimit)
+				defer cancel()
+			}
+			served := make(chan time.Time, 1)
+			if tc.serveIn > 0 {
+				srv, lis := registeredServer(t, reg.Conn())
+				done := make(chan error, 1)
+				timer := time.AfterFunc(tc.serveIn, func() {
+					served <- time.Now()
+					done <- srv.Serve(context.Background(), lis)
+				})
+				defer func() {
+					if timer.Stop() {
+						lis.Close()
+						return
+					}
+					srv.Close()
+					<-done
+				}()
+			}
+			_, err = call(ctx, cli, &testDesc, 0, "x", rt.WithCallTimeout(timeout))
+			took := time.Since(start)
+			if rt.CodeOf(err) != tc.code || err != nil && !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("after %v: err = %v; want %v %q", took, err, tc.code, tc.msg)
+			}
+			switch {
+			case tc.serveIn > 0:
+				// The call waited for the provider beyond its own timeout.
+				if at := <-served; at.Sub(start) <= timeout {
+					t.Fatalf("the provider started %v after the call, within its timeout: the test proves nothing", at.Sub(start))
+				}
+			case took < timeout:
+				// Every wait that fails here is 200 ms long.
+				t.Fatalf("the call failed after %v, before its discovery wait or context ended", took)
+			}
+		})
+	}
+}
+
+// registeredServer returns a server of testDesc that registers in reg
+// once it serves on lis.
+func registeredServer(t *testing.T, reg registry.Registry) (*rt.Server, net.Listener) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := rt.NewServer(rt.WithRegistry(reg))
+	srv.RegisterService(&testDesc, newTestImpl())
+	return srv, lis
+}
+
+// silentRegistry is a registry whose watches never deliver a snapshot, as
+// a ZooKeeper that does not answer.
+type silentRegistry struct{ registry.Registry }
+
+func (silentRegistry) Watch(registry.Key, func(registry.Snapshot)) (func(), error) {
+	return func() {}, nil
+}
+
+// A provider's registry payload lists its services' methods, which
+// `yrpcc ctl` checks method names against.
+func TestProviderPayloadListsMethods(t *testing.T) {
+	checkLeaks(t)
+	reg := registry.NewMemory()
+	defer reg.Close()
+	srv, lis := registeredServer(t, reg.Conn())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), lis) }()
+	defer func() { srv.Close(); <-done }()
+	<-srv.Ready()
+	snaps := make(chan registry.Snapshot, 1)
+	stop, err := reg.Watch(registry.Key{Service: testDesc.Name}, func(s registry.Snapshot) {
+		select {
+		case snaps <- s:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	s := <-snaps
+	if len(s.Providers) != 1 {
+		t.Fatalf("providers %+v, want the server", s.Providers)
+	}
+	if got, want := s.Providers[0].Methods, []string{"Echo", "Fire", "Retry", "Hedge", "Fork"}; !slices.Equal(got, want) {
+		t.Fatalf("the payload lists methods %q, want %q", got, want)
+	}
+}
+
+// WithAddrs refuses an address a client cannot dial (no port) when the
+// client is made, instead of failing every call.
+func TestNewClientRefusesUndialableAddrs(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1", "localhost", ":7001", "10.0.0.1:0", "10.0.0.1:99999"} {
+		c, err := rt.NewClient(rt.WithAddrs("127.0.0.1:7001", addr))
+		if err == nil {
+			c.Close()
+			t.Errorf("NewClient(WithAddrs(%q)) succeeded, want an error", addr)
+			continue
+		}
+		if !strings.Contains(err.Error(), "WithAddrs") || !strings.Contains(err.Error(), addr) {
+			t.Errorf("NewClient(WithAddrs(%q)) = %v, want an error naming the option and the address", addr, err)
+		}
+	}
+}
