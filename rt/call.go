@@ -129,7 +129,7 @@ func (k *call) failover() error {
 	var err error
 	ran := 0 // attempts that may have executed
 	for n := 1; ; n++ {
-		ep, i, ticket, perr := k.v.pick(&k.pick, now, k.st.keyName, k.debugLog())
+		ep, i, ticket, perr := k.v.pick(&k.pick, now, k.info.Method.FullName, k.st.keyName, k.debugLog())
 		if ep == nil {
 			if err == nil {
 				err = perr

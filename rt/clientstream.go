@@ -133,7 +133,7 @@ type streamTry struct {
 func (s *clientStream) openNext() error {
 	var err error
 	for range maxNotRunAttempts {
-		ep, i, ticket, perr := s.v.pick(&s.pick, s.start, s.st.keyName, nil)
+		ep, i, ticket, perr := s.v.pick(&s.pick, s.start, s.info.Method.FullName, s.st.keyName, nil)
 		if ep == nil {
 			if err == nil {
 				err = perr

@@ -16,8 +16,8 @@ import (
 // (WithDiscoveryWait) and that wait is not charged to the method's
 // timeout: a provider that starts serving after the call's own timeout
 // has passed still answers it. The wait is bounded by the discovery wait
-// and by the caller's context. (A registry that answered with no provider
-// gives "no provider of SERVICE", which does not name the method yet.)
+// and by the caller's context. A registry that answered with no provider
+// gives "METHOD: no provider of SERVICE".
 func TestDiscoveryWait(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	for _, tc := range []struct {
@@ -30,7 +30,7 @@ func TestDiscoveryWait(t *testing.T) {
 		msg      string
 	}{
 		{name: "provider after the method's timeout", wait: 10 * time.Second, serveIn: 2 * timeout, code: rt.OK},
-		{name: "no provider within the wait", wait: timeout, code: rt.Unavailable, msg: "no provider of test.Echo"},
+		{name: "no provider within the wait", wait: timeout, code: rt.Unavailable, msg: "test.Echo/Echo: no provider of test.Echo"},
 		{name: "no answer within the wait", wait: timeout, silent: true, code: rt.Unavailable,
 			msg: "test.Echo/Echo: no providers known for test.Echo yet: the registry has not answered in 200ms"},
 		{name: "the caller's context ends first", wait: 10 * time.Second, ctxLimit: timeout, code: rt.DeadlineExceeded, msg: "test.Echo/Echo"},

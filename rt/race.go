@@ -89,7 +89,7 @@ func (r *racer) launch() {
 	k := r.k
 	r.sent++
 	r.pending++
-	ep, i, ticket, err := k.v.pick(&r.pi, r.now, k.st.keyName, k.debugLog())
+	ep, i, ticket, err := k.v.pick(&r.pi, r.now, k.info.Method.FullName, k.st.keyName, k.debugLog())
 	if ep == nil {
 		r.results <- &attempt{err: err}
 		return

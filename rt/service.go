@@ -315,9 +315,9 @@ func (v *svcView) withTag(key, value string, now time.Time) *svcView {
 	return got.(*svcView)
 }
 
-// pick chooses a provider whose breaker admits the call; key names the
-// service in errors and debug logs (nil log: no debug logging).
-func (v *svcView) pick(pi *balance.Info, now time.Time, key string, log *slog.Logger) (*endpoint, int, breakerTicket, error) {
+// pick chooses a provider whose breaker admits a call of method; key
+// names the service in errors and debug logs (nil log: no debug logging).
+func (v *svcView) pick(pi *balance.Info, now time.Time, method, key string, log *slog.Logger) (*endpoint, int, breakerTicket, error) {
 	open := 0
 	for range len(v.eps) + 1 {
 		i := v.picker.Pick(pi)
@@ -336,13 +336,13 @@ func (v *svcView) pick(pi *balance.Info, now time.Time, key string, log *slog.Lo
 	}
 	switch {
 	case len(v.eps) == 0 && v.draining > 0:
-		return nil, -1, breakerTicket{}, Errorf(Unavailable, "no provider of %s: all %d draining", key, v.draining)
+		return nil, -1, breakerTicket{}, Errorf(Unavailable, "%s: no provider of %s: all %d draining", method, key, v.draining)
 	case len(v.eps) == 0:
-		return nil, -1, breakerTicket{}, Errorf(Unavailable, "no provider of %s", key)
+		return nil, -1, breakerTicket{}, Errorf(Unavailable, "%s: no provider of %s", method, key)
 	case open > 0:
-		return nil, -1, breakerTicket{}, Errorf(Unavailable, "no provider of %s available: %d of %d with open breakers", key, open, len(v.eps))
+		return nil, -1, breakerTicket{}, Errorf(Unavailable, "%s: no provider of %s available: %d of %d with open breakers", method, key, open, len(v.eps))
 	}
-	return nil, -1, breakerTicket{}, Errorf(Unavailable, "no provider of %s left to try", key)
+	return nil, -1, breakerTicket{}, Errorf(Unavailable, "%s: no provider of %s left to try", method, key)
 }
 
 // mock returns the mock in force for method i: the config's while it has
