@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,7 +15,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	_ "google.golang.org/grpc/encoding/gzip" // grpc-go's server takes and answers gzip
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
@@ -32,7 +35,8 @@ import (
 // fails with a google.rpc.BadRequest; the Echo methods send their
 // request back. Every request goes to got; request metadata with
 // interop.EchoPrefix comes back in the headers, and again in the
-// trailers under "t-" and the key.
+// trailers under "t-" and the key. Echo gzips answers with a Text of
+// 1 KiB or more.
 type grpcUsers struct {
 	pb.UnimplementedUsersServer
 	got     chan proto.Message
@@ -105,6 +109,9 @@ func (u *grpcUsers) Touch(ctx context.Context, req *pb.TouchUser) (*emptypb.Empt
 
 func (u *grpcUsers) Echo(ctx context.Context, req *pb.Scalars) (*pb.Scalars, error) {
 	u.record(ctx, req)
+	if len(req.GetText()) >= 1024 {
+		_ = grpc.SetSendCompressor(ctx, "gzip") // if the client takes it
+	}
 	return req, nil
 }
 
@@ -129,16 +136,51 @@ func (u *grpcUsers) EchoMaps(ctx context.Context, req *pb.Maps) (*pb.Maps, error
 type grpcGoTarget struct {
 	users *grpcUsers
 	url   string
+	in    *payloads // the messages the server received
+}
+
+// payloads is a grpc-go stats.Handler that keeps the sizes (Length and
+// CompressedLength) of the messages received and of those sent.
+type payloads struct {
+	mu      sync.Mutex
+	in, out [2]int // of the last message
+}
+
+func (p *payloads) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context   { return ctx }
+func (p *payloads) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (p *payloads) HandleConn(context.Context, stats.ConnStats)                       {}
+func (p *payloads) HandleRPC(_ context.Context, s stats.RPCStats) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch s := s.(type) {
+	case *stats.InPayload:
+		p.in = [2]int{s.Length, s.CompressedLength}
+	case *stats.OutPayload:
+		p.out = [2]int{s.Length, s.CompressedLength}
+	}
+}
+
+// gzipped reports whether the last message received (or sent, with out)
+// of at least n bytes was compressed, and its sizes.
+func (p *payloads) gzipped(out bool, n int) (bool, [2]int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m := p.in
+	if out {
+		m = p.out
+	}
+	return m[0] >= n && m[1] < m[0], m
 }
 
 func startGRPCGo(t *testing.T, serverTLS *tls.Config) *grpcGoTarget {
 	t.Helper()
-	var opts []grpc.ServerOption
+	in := new(payloads)
+	opts := []grpc.ServerOption{grpc.StatsHandler(in)}
 	scheme := "grpc://"
 	if serverTLS != nil {
 		opts, scheme = append(opts, grpc.Creds(credentials.NewTLS(serverTLS))), "grpcs://"
 	}
-	g := &grpcGoTarget{users: &grpcUsers{got: make(chan proto.Message, 16), waiting: make(chan struct{}, 8), ended: make(chan error, 8)}}
+	g := &grpcGoTarget{in: in, users: &grpcUsers{got: make(chan proto.Message, 16), waiting: make(chan struct{}, 8), ended: make(chan error, 8)}}
 	s := grpc.NewServer(opts...)
 	pb.RegisterUsersServer(s, g.users)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -259,6 +301,7 @@ func TestYRPCClientCallsGRPCGo(t *testing.T) {
 				}
 			})
 			t.Run("large messages", func(t *testing.T) { yrpcLargeMessages(t, g, c) })
+			t.Run("gzip", func(t *testing.T) { yrpcGzip(t, g, c) })
 		})
 	}
 }
@@ -344,4 +387,21 @@ func yrpcLargeMessages(t *testing.T, g *grpcGoTarget, c *userrpc.UsersClient) {
 		t.Errorf("a call after the refused ones: %v %v", u, err)
 	}
 	recv(t, g.users.got)
+}
+
+// yrpcGzip: a yrpc client takes grpc-go's gzipped answers. (Its requests
+// stay uncompressed even with WithCompression: it gzips them once a
+// server's answer lists gzip in grpc-accept-encoding, which grpc-go's
+// server never sends.)
+func yrpcGzip(t *testing.T, g *grpcGoTarget, c *userrpc.UsersClient) {
+	g.users.reset()
+	req := &userrpc.Scalars{Text: strings.Repeat("compress me ", 1000)}
+	resp, err := c.Echo(ctxT(t), req)
+	if err != nil || resp.Text != req.Text {
+		t.Fatalf("Echo: %v", err)
+	}
+	recv(t, g.users.got)
+	if ok, sizes := g.in.gzipped(true, len(req.Text)); !ok {
+		t.Errorf("grpc-go's answer (length, compressed): %d: not gzipped", sizes)
+	}
 }
