@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
@@ -200,6 +201,23 @@ func TestGRPCGoClient(t *testing.T) {
 				}
 				if err := recv(t, e.users.Ended); !errors.Is(err, context.Canceled) {
 					t.Errorf("the handler's context ended with %v, want Canceled", err)
+				}
+			})
+			t.Run("gzip", func(t *testing.T) {
+				// grpc-go gzips the request; yrpc answers in kind.
+				in := new(payloads)
+				conn, err := grpc.NewClient(e.addr, tr.dial, grpc.WithStatsHandler(in))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				req := &pb.Scalars{Text: strings.Repeat("compress me ", 1000)}
+				resp, err := pb.NewUsersClient(conn).Echo(ctxT(t), req, grpc.UseCompressor(gzip.Name))
+				if err != nil || resp.GetText() != req.GetText() {
+					t.Fatalf("Echo with gzip: %d bytes, %v", len(resp.GetText()), err)
+				}
+				if ok, sizes := in.gzipped(false, len(req.GetText())); !ok {
+					t.Errorf("the answer (length, compressed): %d: not gzipped", sizes)
 				}
 			})
 			t.Run("large message", func(t *testing.T) {

@@ -90,8 +90,9 @@
 // Trailer); grpc-status, grpc-message and grpc-status-details-bin become
 // the *Error's Code, Message and Details. Answers may be gzipped;
 // WithCompression gzips requests from its threshold once the server said
-// it takes gzip. WithMaxFrameSize bounds each answer's message
-// (ResourceExhausted), a method's MaxMessageSize a stream's messages both
+// it takes gzip (grpc-accept-encoding in an answer; grpc-go's server never
+// says so, so requests to it stay uncompressed). WithMaxFrameSize bounds
+// each answer's message (ResourceExhausted), a method's MaxMessageSize a stream's messages both
 // ways, WithMaxMetadataSize plus 1 KiB the answer's headers and trailers;
 // WithHeartbeat sends HTTP/2 pings, WithWriteTimeout applies. What
 // differs from yrpc's connections: one HTTP/2 connection per provider

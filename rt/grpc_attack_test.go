@@ -287,10 +287,10 @@ func (h *h2Errors) get() map[string]int {
 }
 
 // Rapid reset (CVE-2023-44487): streams opened and reset at once, as fast
-// as the connection takes them. net/http runs at most
-// MaxConcurrentStreams handlers per connection (Limits.MaxCallsPerConn)
-// and sends GOAWAY (ENHANCE_YOUR_CALM) to a peer whose unstarted
-// handlers pile up beyond four times that.
+// as the connection takes them. The server runs at most
+// MaxConcurrentStreams calls per connection (Limits.MaxCallsPerConn) and
+// sends GOAWAY (ENHANCE_YOUR_CALM) to a peer whose streams reset before
+// their answers outnumber the finished ones by twice that (at least 100).
 func TestGRPCAttackRapidReset(t *testing.T) {
 	attackEnv(t, rt.Limits{MaxCallsPerConn: 100}, func(addr string) {
 		var goAways int
@@ -334,10 +334,9 @@ func TestGRPCAttackRapidReset(t *testing.T) {
 }
 
 // CONTINUATION flood (CVE-2023-45288): a header block that never ends.
-// net/http closes the connection once the block passes the header size
-// limit (the metadata limit plus 1 KiB here); empty CONTINUATION frames,
-// which add nothing, hold a connection that never starts a call until
-// Limits.FirstFrameTimeout.
+// The server closes the connection once the block passes twice the header
+// size limit (at least 64 KiB) or 64 frames, so that empty CONTINUATION
+// frames, which add nothing, do not hold it either.
 func TestGRPCAttackContinuationFlood(t *testing.T) {
 	attackEnv(t, rt.Limits{FirstFrameTimeout: 500 * time.Millisecond}, func(addr string) {
 		for i, fill := range []int{16 << 10, 0} {

@@ -212,7 +212,10 @@ func (c *Conn) readError(ctx context.Context, name string, err error) error {
 }
 
 // lostError is the error of a call that failed after it was sent: the
-// pool's when it was closed, the context's, else Unavailable.
+// pool's when it was closed, the context's, DeadlineExceeded once the
+// context's deadline passed, else Unavailable. A server may end a call at
+// its deadline before this side's context notices (grpc-go's resets the
+// stream with CANCEL); gRPC's clients then report DeadlineExceeded too.
 func (c *Conn) lostError(ctx context.Context, name string, err error) *conn.Error {
 	if cerr := c.p.closedErr(); cerr != nil {
 		var ce *conn.Error
@@ -223,6 +226,9 @@ func (c *Conn) lostError(ctx context.Context, name string, err error) *conn.Erro
 	}
 	if ctx.Err() != nil {
 		return ctxError(ctx.Err(), name)
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return ctxError(context.DeadlineExceeded, name)
 	}
 	return &conn.Error{Code: unavailable, Message: fmt.Sprintf("%s: %s: %v", name, c.p.addr, err), Cause: err}
 }

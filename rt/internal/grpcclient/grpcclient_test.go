@@ -509,3 +509,58 @@ func TestStreamReset(t *testing.T) {
 		t.Errorf("send: %v", err)
 	}
 }
+
+// lateCtx is a context whose deadline the test moves, and that never
+// ends by itself: it stands for a caller's context whose deadline passed
+// before its timer fired.
+type lateCtx struct {
+	context.Context
+	mu sync.Mutex
+	d  time.Time
+}
+
+func (c *lateCtx) Deadline() (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.d, true
+}
+
+func (c *lateCtx) set(d time.Time) {
+	c.mu.Lock()
+	c.d = d
+	c.mu.Unlock()
+}
+
+// A call the server resets once the call's deadline passed is
+// DeadlineExceeded even when the caller's context has not noticed yet
+// (grpc-go's server resets a call with CANCEL at its deadline, which can
+// arrive before the client's timer fires); reset before the deadline,
+// it is Unavailable.
+func TestResetAfterDeadline(t *testing.T) {
+	checkLeaks(t)
+	for _, c := range []struct {
+		name    string
+		passed  bool
+		want    uint8
+		message string
+	}{
+		{"deadline passed", true, deadlineExceeded, "deadline exceeded"},
+		{"deadline ahead", false, unavailable, "INTERNAL_ERROR"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := &lateCtx{Context: ctxT(t), d: time.Now().Add(time.Hour)}
+			p := newTestPool(t, newServer(t, func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				if c.passed {
+					ctx.set(time.Now().Add(-time.Millisecond))
+				}
+				panic(http.ErrAbortHandler) // RST_STREAM
+			}), Config{})
+			_, _, err := unary(ctx, p, "x")
+			var e *conn.Error
+			if !errors.As(err, &e) || e.Code != c.want || !strings.Contains(e.Message, c.message) || errors.As(err, new(*conn.NotSent)) {
+				t.Errorf("got %#v, want code %d with %q", err, c.want, c.message)
+			}
+		})
+	}
+}
