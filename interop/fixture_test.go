@@ -2,6 +2,7 @@ package interop_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"testing"
@@ -28,12 +29,18 @@ type transport struct {
 // transports returns h2c (HTTP/2 without TLS: the default server) and
 // TLS (a server with a certificate of 127.0.0.1 that the client trusts).
 func transports(t *testing.T) []transport {
-	ca := testcerts.NewCA(t, "interop test CA")
-	serverTLS, clientTLS := testcerts.ServerConfig(ca.Issue(t, testcerts.Leaf{CN: "users"}), nil), testcerts.ClientConfig(ca)
+	serverTLS, clientTLS := testTLS(t)
 	return []transport{
 		{"h2c", nil, grpc.WithTransportCredentials(insecure.NewCredentials())},
 		{"tls", []rt.ServerOption{rt.WithTLS(serverTLS)}, grpc.WithTransportCredentials(credentials.NewTLS(clientTLS))},
 	}
+}
+
+// testTLS makes a CA and a server certificate of 127.0.0.1 it signed, and
+// returns the server's TLS config and a client's that trusts the CA.
+func testTLS(t *testing.T) (server, client *tls.Config) {
+	ca := testcerts.NewCA(t, "interop test CA")
+	return testcerts.ServerConfig(ca.Issue(t, testcerts.Leaf{CN: "users"}), nil), testcerts.ClientConfig(ca)
 }
 
 // env is a yrpc server of examples/users and a grpc-go client of it.
