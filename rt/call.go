@@ -98,10 +98,7 @@ func (k *call) run() error {
 	if k.mock.Mode == MockForce {
 		return k.applyMock("forced")
 	}
-	if tag := k.opts.tagKey; tag != "" {
-		v = v.withTag(tag, k.opts.tagValue, now)
-	}
-	k.v = v
+	k.setView(v, now)
 	if cr := k.c.o.creds; cr != nil {
 		md, err := cr.RequestMetadata(k.ctx, k.info)
 		if err != nil {
@@ -134,7 +131,11 @@ func (k *call) failover() error {
 			if err == nil {
 				err = perr
 			}
-			break
+			var ok bool
+			if now, ok = k.awaitProvider(n); !ok {
+				break
+			}
+			continue
 		}
 		a := &k.a
 		a.ep, a.ticket, a.n, a.start, a.ctx, a.resp = ep, ticket, n, now, k.ctx, k.resp
@@ -166,6 +167,41 @@ func (k *call) failover() error {
 		}
 	}
 	return unwrapNotSent(err)
+}
+
+// setView makes v, narrowed to the call's tag if it has one, the
+// providers the call picks from.
+func (k *call) setView(v *svcView, now time.Time) {
+	if tag := k.opts.tagKey; tag != "" {
+		v = v.withTag(tag, k.opts.tagValue, now)
+	}
+	k.v = v
+}
+
+// awaitProvider decides what a pick that found no provider before
+// attempt n does. Nothing was sent, so a call whose policy allows more
+// tries waits the retry interval (with its backoff) and picks again from
+// the providers known then: a provider list that is empty for a moment
+// (providers restarting, or all draining) costs a try, not the call. It
+// returns the time to go on from, and false when the call must stop: no
+// tries left, every provider listed already tried or refused by its
+// breaker, the deadline or the context.
+func (k *call) awaitProvider(n int) (time.Time, bool) {
+	now := k.c.o.clock.Now()
+	if n >= k.tries || k.mode != FaultFailover || len(k.v.eps) > 0 && len(k.pick.Tried) >= len(k.v.eps) {
+		return now, false
+	}
+	if !k.sleep(max(backoff(k.info.Method.Policy.Retry, n, rand.Float64()), minRepickWait)) {
+		return now, false
+	}
+	now = k.c.o.clock.Now()
+	v := k.st.current(now)
+	if v == nil || !k.deadline.IsZero() && !time.Now().Before(k.deadline) {
+		return now, false
+	}
+	k.setView(v, now)
+	k.pick.Tried = k.pick.Tried[:0] // indexes of the old view
+	return now, true
 }
 
 // retryWait spends the retry budget and waits out the backoff (for

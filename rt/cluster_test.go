@@ -503,6 +503,42 @@ func TestConfigMockExpires(t *testing.T) {
 	}
 }
 
+// A provider list that is empty for a moment (the only provider
+// restarting) costs an idempotent call a try, not the call: it waits its
+// retry interval on the client's clock and picks again.
+func TestNoProviderForAMoment(t *testing.T) {
+	c := newCluster(t, 1)
+	ctx := ctxT(t)
+	if _, err := call(ctx, c.cli, &testDesc, 2, "discover"); err != nil {
+		t.Fatal(err)
+	}
+	ep := registry.Endpoint{Key: registry.Key{Service: testDesc.Name}, Role: registry.Provider, Addr: c.addr(0), Weight: 100}
+	if err := c.reg.Deregister(ctx, ep); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool { _, err := call(ctx, c.cli, &testDesc, 0, "x"); return rt.CodeOf(err) == rt.Unavailable })
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(ctx, c.cli, &testDesc, 2, "y") // idempotent, 3 tries
+		done <- err
+	}()
+	stop := time.Now().Add(10 * time.Second) // bounded: the call reaches its wait at once
+	for c.clock.Waiters() == 0 {
+		if time.Now().After(stop) {
+			t.Fatal("the call did not wait for a provider")
+		}
+		runtime.Gosched()
+	}
+	if err := c.reg.Register(ctx, ep); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool { _, err := call(ctx, c.cli, &testDesc, 0, "x"); return err == nil })
+	c.clock.Advance(time.Second)
+	if err := <-done; err != nil {
+		t.Fatalf("the call failed: %v", err)
+	}
+}
+
 // The wait between retries is on the client's clock: a retry an hour away
 // happens once the clock says the hour has passed, and not before.
 func TestRetryBackoffWaitsOnTheClientsClock(t *testing.T) {

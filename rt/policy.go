@@ -22,6 +22,11 @@ const defaultTries = 3
 // no connection, breaker open) for methods that may not retry otherwise.
 const maxNotRunAttempts = 3
 
+// minRepickWait is the least a call waits before it picks again after
+// finding no provider (see call.awaitProvider), so that a method with no
+// retry interval still gives the registry a moment to list one.
+const minRepickWait = 10 * time.Millisecond
+
 // faultMode is the call's fault mode: the call option's, else the
 // schema's, else failover for idempotent methods and failfast otherwise.
 func faultMode(p *MethodPolicy, override FaultMode) FaultMode {
