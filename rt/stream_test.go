@@ -439,3 +439,29 @@ func TestStreamMaxMessageSize(t *testing.T) {
 		t.Fatalf("server's answer to an oversized message: %v, want ResourceExhausted", err)
 	}
 }
+
+// A stream canceled by its caller ends with Canceled at the next Recv,
+// even when messages that came before the cancel wait to be read.
+func TestRecvAfterCancel(t *testing.T) {
+	e := newStreamEnv(t, nil)
+	for i := range 50 {
+		ctx, cancel := context.WithCancel(ctxT(t))
+		s, err := stream(ctx, e.cli, 0) // Count: "5" sends five messages at once
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send(&msg{S: "5"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CloseSend(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Recv(); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if m, err := s.Recv(); rt.CodeOf(err) != rt.Canceled {
+			t.Fatalf("stream %d: Recv after the cancel = %v, %v; want Canceled", i, m, err)
+		}
+	}
+}
