@@ -214,6 +214,35 @@ func (in *instruments) putCarrier(c *Carrier) {
 	in.carriers.Put(c)
 }
 
+// startClient starts m's client span under ctx and returns the context to
+// call with: the span's, with its trace context appended to the outgoing
+// metadata.
+func (in *instruments) startClient(ctx context.Context, m *method) (context.Context, trace.Span) {
+	ctx, span := in.tracer.Start(ctx, m.name, m.start...)
+	md := in.carrier()
+	in.prop.Inject(ctx, md)
+	if len(*md) > 0 {
+		ctx = rt.WithMetadata(ctx, *md...) // copies md
+	}
+	in.putCarrier(md)
+	return ctx, span
+}
+
+// startServer extracts the caller's trace context from the incoming
+// metadata of ctx and starts m's server span as its child.
+func (in *instruments) startServer(ctx context.Context, m *method) (context.Context, trace.Span) {
+	c := in.carrier()
+	*c = Carrier(rt.IncomingMetadata(ctx))
+	ctx = in.prop.Extract(ctx, c)
+	*c = nil // the metadata is the call's, not the pool's
+	in.putCarrier(c)
+	ctx, span := in.tracer.Start(ctx, m.name, m.start...)
+	if span.IsRecording() {
+		span.SetAttributes(peerAttrs(rt.PeerAddr(ctx))...)
+	}
+	return ctx, span
+}
+
 // NewClientInterceptor returns an interceptor that makes a client span for
 // every call (the whole call, with its retries: the span covers what the
 // caller waits for), injects its trace context into the request metadata
@@ -225,13 +254,7 @@ func NewClientInterceptor(o Options) rt.ClientInterceptor {
 	return func(ctx context.Context, info *rt.CallInfo, req, resp rt.Message, next rt.InvokeFunc) error {
 		m := in.method(info)
 		start := time.Now()
-		ctx, span := in.tracer.Start(ctx, m.name, m.start...)
-		md := in.carrier()
-		in.prop.Inject(ctx, md)
-		if len(*md) > 0 {
-			ctx = rt.WithMetadata(ctx, *md...) // copies md
-		}
-		in.putCarrier(md)
+		ctx, span := in.startClient(ctx, m)
 		err := next(ctx, info, req, resp)
 		in.finish(ctx, span, m, err, start)
 		span.End()
@@ -249,15 +272,7 @@ func NewServerInterceptor(o Options) rt.ServerInterceptor {
 	return func(ctx context.Context, req rt.Message, info *rt.CallInfo, next rt.Handler) (rt.Message, error) {
 		m := in.method(info)
 		start := time.Now()
-		c := in.carrier()
-		*c = Carrier(rt.IncomingMetadata(ctx))
-		ctx = in.prop.Extract(ctx, c)
-		*c = nil // the metadata is the call's, not the pool's
-		in.putCarrier(c)
-		ctx, span := in.tracer.Start(ctx, m.name, m.start...)
-		if span.IsRecording() {
-			span.SetAttributes(peerAttrs(rt.PeerAddr(ctx))...)
-		}
+		ctx, span := in.startServer(ctx, m)
 		resp, err := next(ctx, req)
 		in.finish(ctx, span, m, err, start)
 		span.End()
