@@ -47,6 +47,10 @@ type Options struct {
 	// the called service's name, "package.Service", which is the path
 	// under which the registry lists its providers. Ignored by the server.
 	ServerAddr string
+	// NoMessageEvents turns off the rpc.message events that stream spans
+	// get for every message sent and received (see the package doc).
+	// Unary calls have no message events either way.
+	NoMessageEvents bool
 }
 
 // side says which end of a call an interceptor instruments.
@@ -67,6 +71,7 @@ type instruments struct {
 	server   []attribute.KeyValue // client: from Options.ServerAddr; nil means per service
 	methods  sync.Map             // *rt.MethodDesc -> *method
 	carriers sync.Pool            // *Carrier, empty; saves a call its allocations
+	events   bool                 // streams: add rpc.message events
 }
 
 // method holds what is fixed for one method, so that a call builds no
@@ -95,6 +100,7 @@ func newInstruments(s side, o Options) *instruments {
 		side:   s,
 		tracer: tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		prop:   prop,
+		events: !o.NoMessageEvents,
 	}
 	meter := mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	var err error
