@@ -189,20 +189,7 @@ func TestE2E(t *testing.T) {
 				t.Fatalf("got %d client and %d server spans, want 1 and 1", len(cs), len(ss))
 			}
 			c, s := cs[0], ss[0]
-			for _, sp := range []sdktrace.ReadOnlySpan{c, s} {
-				if sp.Name() != "greeter.Greeter/SayHello" {
-					t.Errorf("%s span name = %q, want greeter.Greeter/SayHello", sp.SpanKind(), sp.Name())
-				}
-				if sp.SpanContext().TraceID() != parent.SpanContext().TraceID() {
-					t.Errorf("%s span trace = %s, want the caller's %s", sp.SpanKind(), sp.SpanContext().TraceID(), parent.SpanContext().TraceID())
-				}
-			}
-			if c.Parent().SpanID() != parent.SpanContext().SpanID() || c.Parent().IsRemote() {
-				t.Errorf("client span parent = %s (remote %v), want the caller's span %s", c.Parent().SpanID(), c.Parent().IsRemote(), parent.SpanContext().SpanID())
-			}
-			if s.Parent().SpanID() != c.SpanContext().SpanID() || !s.Parent().IsRemote() {
-				t.Errorf("server span parent = %s (remote %v), want the client span %s, remote", s.Parent().SpanID(), s.Parent().IsRemote(), c.SpanContext().SpanID())
-			}
+			checkLinks(t, parent, c, s, "greeter.Greeter/SayHello")
 			if err == nil && reply.Message != "span="+s.SpanContext().SpanID().String() {
 				t.Errorf("handler saw %s, want its server span %s", reply.Message, s.SpanContext().SpanID())
 			}

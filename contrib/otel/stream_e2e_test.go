@@ -25,7 +25,9 @@ import (
 //     with NotFound before any, "fail" with Unavailable after one; with
 //     Follow it then waits for the stream's end and returns its error;
 //   - Chat echoes every line, and fails with Internal on the text "fail".
-type feed struct{ feedrpc.UnimplementedFeedServer }
+type feed struct {
+	feedrpc.UnimplementedFeedServer
+}
 
 func spanID(ctx context.Context) string { return trace.SpanContextFromContext(ctx).SpanID().String() }
 
@@ -464,4 +466,3 @@ func TestStreamEnd(t *testing.T) {
 		})
 	}
 }
-
