@@ -29,7 +29,7 @@ const System = "yrpc"
 // Options configures the interceptors. The zero value uses OpenTelemetry's
 // global providers and propagator, as they are when the interceptor is made
 // (the globals delegate to whatever is installed later). An Options is
-// plain data, read once by NewClientInterceptor or NewServerInterceptor.
+// plain data, read once by the New...Interceptor function given it.
 type Options struct {
 	// TracerProvider makes the spans; nil means otel.GetTracerProvider().
 	TracerProvider trace.TracerProvider
