@@ -11,6 +11,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	yotel "github.com/yrpc/yrpc/contrib/otel"
+	"github.com/yrpc/yrpc/examples/feed/feedrpc"
 	"github.com/yrpc/yrpc/examples/greeter/greeterrpc"
 	"github.com/yrpc/yrpc/rt"
 )
@@ -86,6 +87,43 @@ func BenchmarkInterceptors(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_, _ = si(ctx, nil, info, handle)
+			}
+		})
+	}
+}
+
+// BenchmarkStreamInterceptor measures the server stream interceptor around
+// a handler that sends 10 messages on a stream that takes them at once:
+// a stream's span and duration, and its message events (with and without
+// NoMessageEvents).
+func BenchmarkStreamInterceptor(b *testing.B) {
+	info := &rt.CallInfo{Service: &feedrpc.FeedServiceDesc, Method: &feedrpc.FeedServiceDesc.Methods[1]}
+	sdk := yotel.Options{
+		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample())),
+		MeterProvider:  sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())),
+		Propagators:    propagation.TraceContext{}}
+	quiet := sdk
+	quiet.NoMessageEvents = true
+	nop := yotel.Options{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: noop.NewMeterProvider(),
+		Propagators: propagation.TraceContext{}}
+	ev := &feedrpc.Event{Topic: "t", Seq: 1, Text: "bench"}
+	handle := func(ss rt.ServerStreamer) error {
+		for range 10 {
+			if err := ss.SendMsg(ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, bc := range []struct {
+		name string
+		o    yotel.Options
+	}{{"noop", nop}, {"sdk", sdk}, {"sdk-no-events", quiet}} {
+		si := yotel.NewStreamServerInterceptor(bc.o)
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = si(sinkStream{}, info, handle)
 			}
 		})
 	}

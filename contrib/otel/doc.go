@@ -1,4 +1,4 @@
-// Package otel traces yrpc calls and measures their duration with
+// Package otel traces yrpc calls and streams and measures their duration with
 // OpenTelemetry (go.opentelemetry.io/otel), following the semantic
 // conventions for RPC of semconv v1.43.0 (the package
 // go.opentelemetry.io/otel/semconv/v1.43.0, schema URL
@@ -6,10 +6,13 @@
 // release candidate there).
 //
 // NewClientInterceptor and NewServerInterceptor return an
-// rt.ClientInterceptor and an rt.ServerInterceptor; install them first with
-// rt.WithClientInterceptors and rt.WithServerInterceptors. Options chooses
-// the TracerProvider, MeterProvider and propagator; the zero Options uses
-// OpenTelemetry's globals.
+// rt.ClientInterceptor and an rt.ServerInterceptor for unary calls; install
+// them first with rt.WithClientInterceptors and rt.WithServerInterceptors.
+// NewStreamClientInterceptor and NewStreamServerInterceptor do the same for
+// streams, installed first with rt.WithStreamClientInterceptors and
+// rt.WithStreamServerInterceptors. Options chooses the TracerProvider,
+// MeterProvider and propagator; the zero Options uses OpenTelemetry's
+// globals.
 //
 // # Propagation
 //
@@ -24,7 +27,7 @@
 //
 // # Spans
 //
-// One span per call on each side, named after the method,
+// One span per call or stream on each side, named after the method,
 // "package.Service/Method", of kind Client or Server. The client span
 // covers the whole call as its caller waits for it: retries, failover,
 // hedging and mocks included. Attributes:
@@ -58,6 +61,34 @@
 // rpc.response.status_code (a name), and rpc.client.duration and
 // rpc.server.duration (milliseconds) became the histograms below (seconds).
 //
+// # Streams
+//
+// A stream gets one span on each side, with the attributes and status rules
+// above; the server span is the child of the client span whose trace
+// context the stream's request metadata carries, and the handler's
+// ss.Context() carries the server span. The client span starts when the
+// stream is opened and ends, with the stream's status, at the first of:
+// RecvMsg returning io.EOF (OK) or an error; SendMsg failing with a code
+// other than FAILED_PRECONDITION (the stream is over; that code means a
+// send after CloseSend or a stream the server already ended, whose status
+// RecvMsg returns); the stream's context ending while no RecvMsg waits
+// (CANCELLED or DEADLINE_EXCEEDED: the caller canceled or gave up); the
+// stream failing to open. A stream its caller neither reads to io.EOF nor
+// cancels keeps its span open, as it keeps the stream itself. The server
+// span ends when the handler returns, with its error's status.
+//
+// Every message sent or received on a stream adds an rpc.message event to
+// the span of its side, with rpc.message.type "SENT" or "RECEIVED",
+// rpc.message.id counting each type from 1, and
+// rpc.message.uncompressed_size (the encoded size in bytes); the server
+// span's RECEIVED events include the request of a server stream.
+// Conventions v1.40.0 deprecated this event (span events are on their way
+// out) and the semconv packages from v1.40.0 on no longer declare its
+// keys; the package records it as v1.39.0 defines it, because backends
+// still show it and it is the only place a stream's message count and
+// timing appear. Options.NoMessageEvents turns it off. Unary calls have no
+// message events.
+//
 // # Metrics
 //
 // Two float64 histograms in seconds, with the conventions' bucket bounds
@@ -65,6 +96,11 @@
 //
 //	rpc.client.call.duration  rpc.system.name, rpc.method, rpc.response.status_code, error.type, server.address, server.port
 //	rpc.server.call.duration  rpc.system.name, rpc.method, rpc.response.status_code, error.type
+//
+// A stream records one value on each side when its span ends: its whole
+// life, open to end, as its span's duration (the conventions' message
+// counts per call, rpc.*.requests_per_rpc and responses_per_rpc, are
+// deprecated and not recorded).
 //
 // Attribute sets are built once per method and status code, so recording
 // allocates nothing of this package's own.
@@ -95,11 +131,12 @@
 // allocations and, by the interceptor benchmarks, some 7 µs of CPU more
 // than a bare one.
 //
-// # Not yet
-//
-// Streams are not traced: the package has no rt.StreamClientInterceptor or
-// rt.StreamServerInterceptor, so a stream's calls carry no trace context
-// and record no span or duration.
+// Streams, by BenchmarkStreamInterceptor (the server interceptor around a
+// handler that sends 10 messages; lowest of three runs at a load average
+// near 22): on no-op providers 0.7 µs and 2 allocations per stream (the
+// stream wrapper and the no-op tracer's context), nothing per message; on
+// the SDK 2.9 µs and 6 allocations per stream with NoMessageEvents, and
+// each message's event adds some 2.3 µs, 4.5 allocations and 670 bytes.
 //
 // This package is a module of its own, so that programs that embed yrpc
 // without it do not depend on OpenTelemetry.

@@ -50,24 +50,35 @@ type pair struct {
 // client with the client interceptors (nil: none).
 func startPair(t testing.TB, si rt.ServerInterceptor, ci func(addr string) rt.ClientInterceptor) pair {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var sopts []rt.ServerOption
 	if si != nil {
 		sopts = append(sopts, rt.WithServerInterceptors(si))
 	}
+	cli, addr := serve(t, sopts, func(srv *rt.Server) { greeterrpc.RegisterGreeter(srv, greeter{}) },
+		func(addr string) []rt.ClientOption {
+			if ci == nil {
+				return nil
+			}
+			return []rt.ClientOption{rt.WithClientInterceptors(ci(addr))}
+		})
+	return pair{cli: greeterrpc.NewGreeterClient(cli), addr: addr}
+}
+
+// serve serves on loopback TCP, with sopts, what register registers, and
+// returns a client of it made with rt.WithAddrs and copts(addr), and the
+// address. Both are closed when the test ends.
+func serve(t testing.TB, sopts []rt.ServerOption, register func(*rt.Server), copts func(addr string) []rt.ClientOption) (*rt.Client, string) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := rt.NewServer(sopts...)
-	greeterrpc.RegisterGreeter(srv, greeter{})
+	register(srv)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(context.Background(), lis) }()
 	addr := lis.Addr().String()
-	copts := []rt.ClientOption{rt.WithAddrs(addr)}
-	if ci != nil {
-		copts = append(copts, rt.WithClientInterceptors(ci(addr)))
-	}
-	cli, err := rt.NewClient(copts...)
+	cli, err := rt.NewClient(append([]rt.ClientOption{rt.WithAddrs(addr)}, copts(addr)...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +93,7 @@ func startPair(t testing.TB, si rt.ServerInterceptor, ci func(addr string) rt.Cl
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return pair{cli: greeterrpc.NewGreeterClient(cli), addr: addr}
+	return cli, addr
 }
 
 // telemetry is an SDK tracer and meter provider that keep what they get.
@@ -178,20 +189,7 @@ func TestE2E(t *testing.T) {
 				t.Fatalf("got %d client and %d server spans, want 1 and 1", len(cs), len(ss))
 			}
 			c, s := cs[0], ss[0]
-			for _, sp := range []sdktrace.ReadOnlySpan{c, s} {
-				if sp.Name() != "greeter.Greeter/SayHello" {
-					t.Errorf("%s span name = %q, want greeter.Greeter/SayHello", sp.SpanKind(), sp.Name())
-				}
-				if sp.SpanContext().TraceID() != parent.SpanContext().TraceID() {
-					t.Errorf("%s span trace = %s, want the caller's %s", sp.SpanKind(), sp.SpanContext().TraceID(), parent.SpanContext().TraceID())
-				}
-			}
-			if c.Parent().SpanID() != parent.SpanContext().SpanID() || c.Parent().IsRemote() {
-				t.Errorf("client span parent = %s (remote %v), want the caller's span %s", c.Parent().SpanID(), c.Parent().IsRemote(), parent.SpanContext().SpanID())
-			}
-			if s.Parent().SpanID() != c.SpanContext().SpanID() || !s.Parent().IsRemote() {
-				t.Errorf("server span parent = %s (remote %v), want the client span %s, remote", s.Parent().SpanID(), s.Parent().IsRemote(), c.SpanContext().SpanID())
-			}
+			checkLinks(t, parent, c, s, "greeter.Greeter/SayHello")
 			if err == nil && reply.Message != "span="+s.SpanContext().SpanID().String() {
 				t.Errorf("handler saw %s, want its server span %s", reply.Message, s.SpanContext().SpanID())
 			}

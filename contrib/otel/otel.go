@@ -29,7 +29,7 @@ const System = "yrpc"
 // Options configures the interceptors. The zero value uses OpenTelemetry's
 // global providers and propagator, as they are when the interceptor is made
 // (the globals delegate to whatever is installed later). An Options is
-// plain data, read once by NewClientInterceptor or NewServerInterceptor.
+// plain data, read once by the New...Interceptor function given it.
 type Options struct {
 	// TracerProvider makes the spans; nil means otel.GetTracerProvider().
 	TracerProvider trace.TracerProvider
@@ -47,6 +47,10 @@ type Options struct {
 	// the called service's name, "package.Service", which is the path
 	// under which the registry lists its providers. Ignored by the server.
 	ServerAddr string
+	// NoMessageEvents turns off the rpc.message events that stream spans
+	// get for every message sent and received (see the package doc).
+	// Unary calls have no message events either way.
+	NoMessageEvents bool
 }
 
 // side says which end of a call an interceptor instruments.
@@ -67,6 +71,7 @@ type instruments struct {
 	server   []attribute.KeyValue // client: from Options.ServerAddr; nil means per service
 	methods  sync.Map             // *rt.MethodDesc -> *method
 	carriers sync.Pool            // *Carrier, empty; saves a call its allocations
+	events   bool                 // streams: add rpc.message events
 }
 
 // method holds what is fixed for one method, so that a call builds no
@@ -95,6 +100,7 @@ func newInstruments(s side, o Options) *instruments {
 		side:   s,
 		tracer: tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		prop:   prop,
+		events: !o.NoMessageEvents,
 	}
 	meter := mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	var err error
@@ -214,6 +220,35 @@ func (in *instruments) putCarrier(c *Carrier) {
 	in.carriers.Put(c)
 }
 
+// startClient starts m's client span under ctx and returns the context to
+// call with: the span's, with its trace context appended to the outgoing
+// metadata.
+func (in *instruments) startClient(ctx context.Context, m *method) (context.Context, trace.Span) {
+	ctx, span := in.tracer.Start(ctx, m.name, m.start...)
+	md := in.carrier()
+	in.prop.Inject(ctx, md)
+	if len(*md) > 0 {
+		ctx = rt.WithMetadata(ctx, *md...) // copies md
+	}
+	in.putCarrier(md)
+	return ctx, span
+}
+
+// startServer extracts the caller's trace context from the incoming
+// metadata of ctx and starts m's server span as its child.
+func (in *instruments) startServer(ctx context.Context, m *method) (context.Context, trace.Span) {
+	c := in.carrier()
+	*c = Carrier(rt.IncomingMetadata(ctx))
+	ctx = in.prop.Extract(ctx, c)
+	*c = nil // the metadata is the call's, not the pool's
+	in.putCarrier(c)
+	ctx, span := in.tracer.Start(ctx, m.name, m.start...)
+	if span.IsRecording() {
+		span.SetAttributes(peerAttrs(rt.PeerAddr(ctx))...)
+	}
+	return ctx, span
+}
+
 // NewClientInterceptor returns an interceptor that makes a client span for
 // every call (the whole call, with its retries: the span covers what the
 // caller waits for), injects its trace context into the request metadata
@@ -225,13 +260,7 @@ func NewClientInterceptor(o Options) rt.ClientInterceptor {
 	return func(ctx context.Context, info *rt.CallInfo, req, resp rt.Message, next rt.InvokeFunc) error {
 		m := in.method(info)
 		start := time.Now()
-		ctx, span := in.tracer.Start(ctx, m.name, m.start...)
-		md := in.carrier()
-		in.prop.Inject(ctx, md)
-		if len(*md) > 0 {
-			ctx = rt.WithMetadata(ctx, *md...) // copies md
-		}
-		in.putCarrier(md)
+		ctx, span := in.startClient(ctx, m)
 		err := next(ctx, info, req, resp)
 		in.finish(ctx, span, m, err, start)
 		span.End()
@@ -249,15 +278,7 @@ func NewServerInterceptor(o Options) rt.ServerInterceptor {
 	return func(ctx context.Context, req rt.Message, info *rt.CallInfo, next rt.Handler) (rt.Message, error) {
 		m := in.method(info)
 		start := time.Now()
-		c := in.carrier()
-		*c = Carrier(rt.IncomingMetadata(ctx))
-		ctx = in.prop.Extract(ctx, c)
-		*c = nil // the metadata is the call's, not the pool's
-		in.putCarrier(c)
-		ctx, span := in.tracer.Start(ctx, m.name, m.start...)
-		if span.IsRecording() {
-			span.SetAttributes(peerAttrs(rt.PeerAddr(ctx))...)
-		}
+		ctx, span := in.startServer(ctx, m)
 		resp, err := next(ctx, req)
 		in.finish(ctx, span, m, err, start)
 		span.End()
