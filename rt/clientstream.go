@@ -115,6 +115,10 @@ type clientStream struct {
 	replay   []byte // a retryable server stream's request, to send again
 	halfDone bool   // CloseSend was called
 	received bool   // a response reached the caller: no more retries
+
+	// RecvMsg returned the stream's end; only RecvMsg's goroutine uses it
+	// (one goroutine receives, as the stream's contract says).
+	recvOver bool
 }
 
 // streamTry is the stream on one provider; it settles with that
@@ -237,6 +241,12 @@ func (s *clientStream) SendMsg(m Message) error {
 // that fails before its first response is tried on another provider
 // while its policy allows.
 func (s *clientStream) RecvMsg(m Message) error {
+	if err := s.ctx.Err(); err != nil && !s.recvOver {
+		// The caller gave up: messages that came before are not for it.
+		s.recvOver = true
+		s.cancel()
+		return ctxError(err, s.info.Method.FullName)
+	}
 	for {
 		t := s.try()
 		err := t.cs.Recv(m)
@@ -247,6 +257,7 @@ func (s *clientStream) RecvMsg(m Message) error {
 			s.mu.Unlock()
 			return nil
 		case err == io.EOF:
+			s.recvOver = true
 			s.cancel()
 			return err
 		}
@@ -254,6 +265,7 @@ func (s *clientStream) RecvMsg(m Message) error {
 		if s.retry(err) {
 			continue
 		}
+		s.recvOver = true
 		s.cancel()
 		return err
 	}

@@ -182,16 +182,10 @@ func (s *Stream) Send(m Message) error {
 
 // Recv receives the next message into m: it waits for one, and returns
 // the stream's end (io.EOF, or its error) once the queue is empty and the
-// peer sends no more, or ErrCanceled once the stream's context has ended,
-// even with messages queued: they came for a caller that gave up.
+// peer sends no more, or ErrCanceled.
 func (s *Stream) Recv(m Message) error {
 	s.run.Store(0)
 	for {
-		select {
-		case <-s.ctx.Done():
-			return ErrCanceled
-		default:
-		}
 		s.mu.Lock()
 		if len(s.queue) > 0 {
 			body := s.queue[0]
