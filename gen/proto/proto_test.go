@@ -155,6 +155,46 @@ func TestShadowedNames(t *testing.T) {
 	compareDescriptor(t, spec, protoc(t, spec.Package, b.Bytes()))
 }
 
+// TestProtoNames checks that a message with a protobuf name of its own
+// (schema.ProtoName) is declared and referenced by it: by fields, map
+// values, methods (qualified where a method of the same name shadows it)
+// and its own map entries; and that protoc's descriptor of the output is
+// gen.FileDescriptor's.
+func TestProtoNames(t *testing.T) {
+	spec := &gen.Spec{Package: "p", Messages: []*gen.Message{
+		{Name: "Product", ProtoName: "Item", Fields: []*gen.Field{
+			{Name: "parts", Number: 1, Kind: gen.KindMessage, Message: "Product", List: true},
+			{Name: "by_name", Number: 2, Kind: gen.KindMessage, Message: "Product", MapKey: gen.KindString},
+		}},
+		{Name: "Item", ProtoName: "Row", Fields: []*gen.Field{
+			{Name: "product", Number: 1, Kind: gen.KindMessage, Message: "Product"},
+		}},
+	}, Services: []*gen.Service{{Name: "S", Methods: []*gen.Method{
+		{Name: "Item", Request: "Product", Response: "Item"},
+		{Name: "Get", Request: "Item", Response: "Product"},
+	}}}}
+	if ps := gen.Check(spec); ps != nil {
+		t.Fatal(ps)
+	}
+	var b bytes.Buffer
+	if err := proto.Write(&b, spec, proto.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"rpc Item(.p.Item) returns (Row);", "rpc Get(Row) returns (.p.Item);",
+		"// yrpc: go-type=Product\nmessage Item {\n  repeated Item parts = 1;\n  map<string, Item> by_name = 2;\n}",
+		"// yrpc: go-type=Item\nmessage Row {\n  Item product = 1;\n}",
+	} {
+		if !bytes.Contains(b.Bytes(), []byte(want)) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+	if bytes.Contains(b.Bytes(), []byte("Product")) != bytes.Contains(b.Bytes(), []byte("go-type=Product")) || bytes.Count(b.Bytes(), []byte("Product")) != 1 {
+		t.Errorf("the Go name Product appears in the output other than as go-type:\n%s", b.String())
+	}
+	compareDescriptor(t, spec, protoc(t, spec.Package, b.Bytes()))
+}
+
 type errWriter struct{}
 
 func (errWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
