@@ -24,8 +24,9 @@ var update = flag.Bool("update", false, "rewrite the committed .proto files")
 
 // TestGolden writes the .proto of each spec and compares it with its
 // committed counterpart: the examples' exports that gen/protocompat
-// compiles with protoc, and golden/proto for the in-memory test specs and
-// the streams of gen/load/testdata/streams.
+// compiles with protoc, and golden/proto for the in-memory test specs, the
+// streams of gen/load/testdata/streams and the two versions of
+// examples/evolution (v2 keeps a renamed message's protobuf name).
 // -update rewrites them. When /usr/bin/protoc is installed, every output
 // must also compile.
 func TestGolden(t *testing.T) {
@@ -37,6 +38,8 @@ func TestGolden(t *testing.T) {
 		{"hello", "../protocompat/proto/bench.proto", fromSchema("../../examples/hello/schema")},
 		{"kitchen", "../../golden/proto/kitchen.proto", func(*testing.T) *gen.Spec { return testspecs.Kitchen() }},
 		{"streams", "../../golden/proto/streams.proto", fromSchema("../load/testdata/streams")},
+		{"evolution-v1", "../../golden/proto/evolution_v1.proto", fromSchema("../../examples/evolution/v1/schema")},
+		{"evolution-v2", "../../golden/proto/evolution_v2.proto", fromSchema("../../examples/evolution/v2/schema")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
