@@ -25,9 +25,10 @@ type checker struct {
 	m        *model
 	byName   map[string]*msgModel
 	enums    map[string]*enumDecl
-	globals  map[string]string // package-level Go name -> what declares it
-	files    map[string]string // generated file name -> what it holds
-	ids      map[uint32]string // method ID -> full method name
+	globals  map[string]string    // package-level Go name -> what declares it
+	protos   map[string]protoDecl // protobuf name in the package's scope -> what declares it
+	files    map[string]string    // generated file name -> what it holds
+	ids      map[uint32]string    // method ID -> full method name
 	problems []Problem
 }
 
@@ -37,13 +38,22 @@ type enumDecl struct {
 	where string // its position, or "Message.field"
 }
 
+// protoDecl is what declares a protobuf name. pinned says that the name is
+// not the Go name that declare claims for the same thing (a message's
+// schema.ProtoName, an enum value), so a clash of two unpinned names is
+// already a clash of Go names, reported once.
+type protoDecl struct {
+	what   string
+	pinned bool
+}
+
 // check resolves spec into a model for protobuf package pkg and checks it.
 // It returns the model only when there is no problem.
 func check(spec *Spec, pkg string) (*model, []Problem) {
 	c := &checker{
 		m:      &model{pkg: pkg},
 		byName: map[string]*msgModel{}, enums: map[string]*enumDecl{},
-		globals: map[string]string{}, files: map[string]string{}, ids: map[uint32]string{},
+		globals: map[string]string{}, protos: map[string]protoDecl{}, files: map[string]string{}, ids: map[uint32]string{},
 	}
 	if spec.Version != 0 && spec.Version != SpecVersion {
 		c.add(Problem{}, "spec version %d, this generator reads version %d", spec.Version, SpecVersion)
@@ -109,6 +119,19 @@ func (c *checker) declare(at Problem, name, what string) {
 	c.globals[name] = what
 }
 
+// protoName claims a name of the protobuf package's scope, which holds
+// its messages, enums, enum values (protobuf scopes them as C++ does) and
+// services, for what.
+func (c *checker) protoName(at Problem, name, what string, pinned bool) {
+	if prev, ok := c.protos[name]; ok {
+		if pinned || prev.pinned {
+			c.add(at, "protobuf name %s of %s clashes with %s", name, what, prev.what)
+		}
+		return
+	}
+	c.protos[name] = protoDecl{what: what, pinned: pinned}
+}
+
 // file claims a generated file name for what.
 func (c *checker) file(at Problem, name, what string) {
 	if prev, ok := c.files[name]; ok {
@@ -129,7 +152,16 @@ func (c *checker) declareMessage(msg *Message) {
 	}
 	what := "message " + msg.Name
 	c.declare(at, msg.Name, what)
-	mm := &msgModel{Message: msg, full: c.m.pkg + "." + msg.Name, file: names.Snake(msg.Name) + ".yrpc.go"}
+	pname := msg.ProtobufName()
+	if msg.ProtoName != "" && !names.IsIdent(msg.ProtoName) {
+		c.add(at, "protobuf name %q (schema.ProtoName) is not an identifier like \"Item\"", msg.ProtoName)
+	}
+	if pname != msg.Name {
+		c.protoName(at, pname, what+" (schema.ProtoName)", true)
+	} else {
+		c.protoName(at, pname, what, false)
+	}
+	mm := &msgModel{Message: msg, full: c.m.pkg + "." + pname, file: names.Snake(msg.Name) + ".yrpc.go"}
 	c.file(at, mm.file, what)
 	if _, ok := c.byName[msg.Name]; !ok {
 		c.byName[msg.Name] = mm
@@ -250,6 +282,7 @@ func (c *checker) enum(at Problem, mm *msgModel, f *Field) *enumModel {
 	what := fmt.Sprintf("enum %s of %s.%s", e.Name, mm.Name, f.Name)
 	c.declare(at, e.Name, what)
 	c.declare(at, "Parse"+e.Name, what)
+	c.protoName(at, e.Name, what, false)
 	c.file(at, em.file, "enum "+e.Name)
 	if len(e.Values) == 0 {
 		c.add(at, "enum %s has no values; add them with Values", e.Name)
@@ -273,6 +306,7 @@ func (c *checker) enum(at Problem, mm *msgModel, f *Field) *enumModel {
 		numbers[v.Number] = v.Name
 		em.consts = append(em.consts, e.Name+names.GoName(v.Name))
 		c.declare(at, em.consts[len(em.consts)-1], what+" value "+v.Name)
+		c.protoName(at, names.ProtoEnumValue(e.Name, v.Name), what+" value "+v.Name, true)
 	}
 	return em
 }

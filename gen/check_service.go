@@ -46,6 +46,7 @@ func (c *checker) declareService(s *Service) {
 		sm.lower = string(unicode.ToLower(r[0])) + string(r[1:])
 	}
 	c.declare(at, s.Name, "service "+s.Name)
+	c.protoName(at, s.Name, "service "+s.Name, false)
 	code := "the generated code of service " + s.Name
 	for _, name := range []string{s.Name + "Server", "Unimplemented" + s.Name + "Server", "Register" + s.Name,
 		s.Name + "Client", "New" + s.Name + "Client", s.Name + "ServiceDesc", sm.lower + "MethodIndex"} {

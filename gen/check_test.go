@@ -76,7 +76,7 @@ func TestCheck(t *testing.T) {
 		want   string
 	}{
 		{"bad package", func(s *gen.Spec) { s.Package = "a-b" }, `package "a-b" is not dot-separated identifiers`},
-		{"spec version", func(s *gen.Spec) { s.Version = 99 }, "spec version 99, this generator reads version 2"},
+		{"spec version", func(s *gen.Spec) { s.Version = 99 }, "spec version 99, this generator reads version 3"},
 		{"nil message", func(s *gen.Spec) { s.Messages = append(s.Messages, nil) }, "nil message in spec"},
 		{"message name", func(s *gen.Spec) { s.Messages = append(s.Messages, &gen.Message{Name: "lower", Pos: "x.go:1"}) }, `x.go:1: lower: message name "lower" is not an exported Go identifier`},
 		{"reserved range", func(s *gen.Spec) { user(s).Reserved = []int32{0} }, "users.go:10: User: reserved number 0 is out of the range 1-536870911"},
@@ -126,6 +126,12 @@ func TestCheck(t *testing.T) {
 		{"match on int", func(s *gen.Spec) { user(s).Fields[0].Validate.Match = "x" }, "match applies to strings and lists of strings"},
 		{"bad regexp", func(s *gen.Spec) { user(s).Fields[1].Validate.Match = "(" }, `field "name": bad regexp "(": `},
 		{"duplicate message", func(s *gen.Spec) { s.Messages[1].Name = "User" }, "Go name User of message User clashes with message User"},
+		{"proto name", func(s *gen.Spec) { user(s).ProtoName = "old.User" }, `users.go:10: User: protobuf name "old.User" (schema.ProtoName) is not an identifier like "Item"`},
+		{"proto name clash", func(s *gen.Spec) { s.Messages[1].ProtoName = "User" }, "users.go:20: GetUser: protobuf name User of message GetUser (schema.ProtoName) clashes with message User"},
+		{"proto names clash", func(s *gen.Spec) { user(s).ProtoName, s.Messages[1].ProtoName = "Person", "Person" }, "users.go:20: GetUser: protobuf name Person of message GetUser (schema.ProtoName) clashes with message User (schema.ProtoName)"},
+		{"proto name of enum", func(s *gen.Spec) { user(s).ProtoName = "UserRole" }, `users.go:14: User: field "role": protobuf name UserRole of enum UserRole of User.role clashes with message User (schema.ProtoName)`},
+		{"proto name of service", func(s *gen.Spec) { s.Messages[1].ProtoName = "Users" }, "users.go:30: Users: protobuf name Users of service Users clashes with message GetUser (schema.ProtoName)"},
+		{"proto name of enum value", func(s *gen.Spec) { s.Messages[1].ProtoName = "USER_ROLE_ADMIN" }, `users.go:14: User: field "role": protobuf name USER_ROLE_ADMIN of enum UserRole of User.role value admin clashes with message GetUser (schema.ProtoName)`},
 		{"file clash", func(s *gen.Spec) { s.Messages = append(s.Messages, &gen.Message{Name: "UsersService"}) }, "service Users and message UsersService would both be written to users_service.yrpc.go; rename one"},
 		{"file clash by snake case", func(s *gen.Spec) { s.Messages = append(s.Messages, &gen.Message{Name: "UserRoleEnum"}) }, "enum UserRole and message UserRoleEnum would both be written to user_role_enum.yrpc.go"},
 		{"file descriptor clash", func(s *gen.Spec) {
@@ -224,6 +230,26 @@ func TestCheck(t *testing.T) {
 				t.Errorf("Check and Generate disagree (-Check +Generate):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestProtoNames checks the protobuf names that Check accepts: two
+// messages may trade names (each Go name is the other's protobuf name), a
+// message may name itself, and a clash of Go names that are also the
+// protobuf names is reported once, as a Go clash.
+func TestProtoNames(t *testing.T) {
+	s := validSpec()
+	s.Messages[0].ProtoName, s.Messages[1].ProtoName = "GetUser", "User"
+	s.Messages = append(s.Messages, &gen.Message{Name: "Self", ProtoName: "Self"})
+	if ps := gen.Check(s); ps != nil {
+		t.Errorf("Check = %v", ps)
+	}
+	s = validSpec()
+	s.Messages[1].Name = "User"
+	for _, p := range gen.Check(s) {
+		if strings.Contains(p.Msg, "protobuf name") {
+			t.Errorf("a Go clash reported again: %s", p)
+		}
 	}
 }
 

@@ -42,8 +42,11 @@
 //
 // Check is the generator's one check of a spec, and building the model
 // that the emitting code reads is the same pass: wire numbers, names that
-// clash in Go or in file names (a field named like a generated method, two
-// types with one snake_case file name), references, enums, validators that
+// clash in Go, in the protobuf package's scope (a message's
+// Message.ProtoName, which the .proto, the file descriptor and generated
+// errors use while the Go type keeps Name, against the other messages,
+// enums, enum values and services) or in file names (a field named like a
+// generated method, two types with one snake_case file name), references, enums, validators that
 // do not suit their field, policies, hash keys that do not name a scalar
 // request field, mock values that do not fit the response, and method IDs
 // (the FNV-1a 32 hash of "package.Service/Method") that are 0 or collide.

@@ -44,13 +44,14 @@ func FileDescriptor(spec *Spec) ([]byte, error) {
 // fileDescriptor describes the checked spec as protobuf package pkg, in
 // the order of the .proto file that gen/proto writes: messages and
 // services in declaration order, enums in the order of their first use,
-// the imports sorted by file name.
+// the imports sorted by file name. Types are named by their protobuf names
+// (Message.ProtobufName).
 func fileDescriptor(spec *Spec, pkg string) *descriptor.File {
 	f := &descriptor.File{Name: names.ProtoFile(pkg), Package: pkg, Syntax: "proto3"}
-	uses := map[Kind]bool{}
+	b := &descBuilder{pkg: pkg, protoNames: spec.ProtobufNames(), uses: map[Kind]bool{}}
 	seen := map[string]bool{}
 	for _, m := range spec.Messages {
-		f.Messages = append(f.Messages, messageDescriptor(pkg, m, uses))
+		f.Messages = append(f.Messages, b.message(m))
 		for _, fl := range m.Fields {
 			if e := fl.Enum; e != nil && !seen[e.Name] {
 				seen[e.Name] = true
@@ -62,42 +63,51 @@ func fileDescriptor(spec *Spec, pkg string) *descriptor.File {
 		sd := &descriptor.Service{Name: s.Name}
 		for _, m := range s.Methods {
 			md := &descriptor.Method{
-				Name: m.Name, InputType: typeRef(pkg, m.Request), OutputType: typeRef(pkg, m.Response),
+				Name: m.Name, InputType: b.messageRef(m.Request), OutputType: b.messageRef(m.Response),
 				Idempotent: m.Idempotent, ClientStreaming: m.Kind.ClientStreams(), ServerStreaming: m.Kind.ServerStreams(),
 			}
 			if m.Kind == MethodOneway {
 				md.OutputType = wellKnown[""].name
-				uses[""] = true
+				b.uses[""] = true
 			}
 			sd.Methods = append(sd.Methods, md)
 		}
 		f.Services = append(f.Services, sd)
 	}
 	for _, k := range []Kind{KindDuration, "", KindTime} { // by file name
-		if uses[k] {
+		if b.uses[k] {
 			f.Dependencies = append(f.Dependencies, wellKnown[k].file)
 		}
 	}
 	return f
 }
 
-// typeRef is the full name of the package's type name.
-func typeRef(pkg, name string) string { return "." + pkg + "." + name }
+// descBuilder builds the descriptors of one package.
+type descBuilder struct {
+	pkg        string
+	protoNames map[string]string // Go name of a message -> its protobuf name
+	uses       map[Kind]bool     // the well-known types used so far
+}
 
-// messageDescriptor describes m, noting in uses the well-known types its
-// fields use.
-func messageDescriptor(pkg string, m *Message, uses map[Kind]bool) *descriptor.Message {
-	md := &descriptor.Message{Name: m.Name}
+// typeRef is the full name of the package's type name.
+func (b *descBuilder) typeRef(name string) string { return "." + b.pkg + "." + name }
+
+// messageRef is the full name of the message whose Go name is name.
+func (b *descBuilder) messageRef(name string) string { return b.typeRef(b.protoNames[name]) }
+
+// message describes m, noting the well-known types its fields use.
+func (b *descBuilder) message(m *Message) *descriptor.Message {
+	md := &descriptor.Message{Name: m.ProtobufName()}
 	for _, f := range m.Fields {
 		fd := &descriptor.Field{Name: f.Name, Number: f.Number, Label: descriptor.LabelOptional, JSONName: names.JSONName(f.Name)}
-		fd.Type, fd.TypeName = valueType(pkg, f, uses)
+		fd.Type, fd.TypeName = b.valueType(f)
 		switch {
 		case f.MapKey != "":
 			entry := names.MapEntry(f.Name)
-			fd.Label, fd.Type, fd.TypeName = descriptor.LabelRepeated, descriptor.TypeMessage, typeRef(pkg, m.Name+"."+entry)
+			fd.Label, fd.Type, fd.TypeName = descriptor.LabelRepeated, descriptor.TypeMessage, b.typeRef(md.Name+"."+entry)
 			key := &descriptor.Field{Name: "key", Number: 1, Label: descriptor.LabelOptional, Type: descTypes[f.MapKey], JSONName: "key"}
 			val := &descriptor.Field{Name: "value", Number: 2, Label: descriptor.LabelOptional, JSONName: "value"}
-			val.Type, val.TypeName = valueType(pkg, f, uses)
+			val.Type, val.TypeName = b.valueType(f)
 			md.Nested = append(md.Nested, &descriptor.Message{Name: entry, Fields: []*descriptor.Field{key, val}, MapEntry: true})
 		case f.List:
 			fd.Label = descriptor.LabelRepeated
@@ -123,14 +133,14 @@ func messageDescriptor(pkg string, m *Message, uses map[Kind]bool) *descriptor.M
 }
 
 // valueType is the type of one value of f: its element, or its map value.
-func valueType(pkg string, f *Field, uses map[Kind]bool) (descriptor.Type, string) {
+func (b *descBuilder) valueType(f *Field) (descriptor.Type, string) {
 	switch f.Kind {
 	case KindMessage:
-		return descriptor.TypeMessage, typeRef(pkg, f.Message)
+		return descriptor.TypeMessage, b.messageRef(f.Message)
 	case KindEnum:
-		return descriptor.TypeEnum, typeRef(pkg, f.Enum.Name)
+		return descriptor.TypeEnum, b.typeRef(f.Enum.Name)
 	case KindTime, KindDuration:
-		uses[f.Kind] = true
+		b.uses[f.Kind] = true
 		return descriptor.TypeMessage, wellKnown[f.Kind].name
 	}
 	return descTypes[f.Kind], ""

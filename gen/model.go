@@ -15,7 +15,7 @@ type model struct {
 
 type msgModel struct {
 	*Message
-	full      string        // "users.User", in errors of generated code
+	full      string        // protobuf full name "users.User", in errors of generated code
 	file      string        // "user.yrpc.go"
 	fields    []*fieldModel // declaration order
 	byNumber  []*fieldModel // wire order

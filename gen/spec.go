@@ -1,12 +1,16 @@
 package gen
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // SpecVersion is the version of the JSON spec format that the loader writes
 // and the generator reads. It changes only when the format changes in a way
 // that an older generator cannot read (version 2: Method.Kind replaced
-// the oneway flag).
-const SpecVersion = 2
+// the oneway flag; version 3: Message.ProtoName, which an older generator
+// would drop without a word).
+const SpecVersion = 3
 
 // Spec is everything the generator needs to know about a schema package. The
 // loader (package gen/load) builds it by running the schema package; tests
@@ -31,12 +35,32 @@ type Spec struct {
 
 // Message describes one schema message (a struct embedding schema.Message).
 type Message struct {
-	Name    string   `json:"name"`              // Go name of the schema type, e.g. "User"
-	Comment string   `json:"comment,omitempty"` // doc comment of the schema type, if any
-	Pos     string   `json:"pos,omitempty"`     // "file.go:12" of the type declaration
-	Fields  []*Field `json:"fields"`
+	Name string `json:"name"` // Go name of the schema type, e.g. "User"
+	// ProtoName is the protobuf name of the message when it is not Name
+	// (schema.ProtoName): what the .proto, the file descriptor and the
+	// errors of generated code call it. "" means Name.
+	ProtoName string   `json:"proto_name,omitempty"`
+	Comment   string   `json:"comment,omitempty"` // doc comment of the schema type, if any
+	Pos       string   `json:"pos,omitempty"`     // "file.go:12" of the type declaration
+	Fields    []*Field `json:"fields"`
 	// Reserved field numbers that no field may use (schema.Reserved).
 	Reserved []int32 `json:"reserved,omitempty"`
+}
+
+// ProtobufName returns the protobuf name of m: ProtoName, else Name.
+func (m *Message) ProtobufName() string { return cmp.Or(m.ProtoName, m.Name) }
+
+// ProtobufNames maps the Go name of each message of s to its protobuf name
+// (Message.ProtobufName), for following the references of fields and
+// methods, which hold Go names.
+func (s *Spec) ProtobufNames() map[string]string {
+	pn := make(map[string]string, len(s.Messages))
+	for _, m := range s.Messages {
+		if m != nil {
+			pn[m.Name] = m.ProtobufName()
+		}
+	}
+	return pn
 }
 
 // Kind is the wire kind of a field (or of a list element or map value).

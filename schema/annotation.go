@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 )
 
-// Annotation is a schema-wide setting returned by an Annotations method.
-// Build one with Group, Version, RateLimit, Breaker, Balance or Package.
+// Annotation is a setting returned by an Annotations method. Build a
+// service's with Group, Version, RateLimit, Breaker, Balance, Allow or
+// Package, a message's with ProtoName or Package.
 type Annotation interface {
 	Descriptor() *AnnotationDescriptor
 }
@@ -16,12 +18,13 @@ type Annotation interface {
 // AnnotationDescriptor describes one annotation: exactly one of its setting
 // fields is set, named by Kind. The zero value describes nothing.
 type AnnotationDescriptor struct {
-	Kind      string // "group", "version", "rate_limit", "breaker", "balance", "package" or "allow"
+	Kind      string // "group", "version", "rate_limit", "breaker", "balance", "package", "allow" or "proto_name"
 	Call      string // the builder call, e.g. `schema.Group("HK")`
 	Pos       string // "/abs/file.go:12" of the call
 	Group     string
 	Version   string
 	Package   string
+	ProtoName string
 	Balance   string
 	RateLimit *RateLimitPolicy
 	Breaker   *BreakerPolicy
@@ -179,30 +182,45 @@ func Package(name string) Annotation {
 	return d
 }
 
+// ProtoName is a message annotation: the message's protobuf name, when it
+// is not the Go name of the schema type. The generated Go type keeps the
+// schema type's name; the protobuf name is what `yrpcc proto` declares, what
+// the embedded file descriptor (and so gRPC server reflection) describes,
+// and what generated errors name ("catalog.Item"). Renaming a message type
+// while keeping its old protobuf name with ProtoName leaves every
+// descriptor-based peer (google.protobuf.Any type URLs, reflection clients,
+// code generated from the exported .proto) unchanged; the wire itself never
+// carries message names. name is an identifier, like "Item"; no two messages
+// of a schema may have the same protobuf name. It may not come from a mixin.
+func ProtoName(name string) Annotation {
+	d := newAnnotation("proto_name", fmt.Sprintf("schema.ProtoName(%q)", name))
+	if !isIdent(name) {
+		d.fail("name must be an identifier: a letter, then letters, digits and underscores")
+	}
+	d.ProtoName = name
+	return d
+}
+
 // isProtoPackage reports whether s is a dot-separated list of identifiers.
 func isProtoPackage(s string) bool {
-	if s == "" {
-		return false
+	for part := range strings.SplitSeq(s, ".") {
+		if !isIdent(part) {
+			return false
+		}
 	}
-	start := true
+	return true
+}
+
+// isIdent reports whether s is a letter followed by letters, digits and
+// underscores, as gen's checker wants message, field and package names.
+func isIdent(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '.':
-			if start {
-				return false
-			}
-			start = true
-			continue
-		case c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
-		case '0' <= c && c <= '9':
-			if start {
-				return false
-			}
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+		case i > 0 && (c == '_' || '0' <= c && c <= '9'):
 		default:
 			return false
 		}
-		start = false
 	}
-	return !start
+	return s != ""
 }

@@ -6,7 +6,9 @@
 // A message lists its fields with the builders of package
 // github.com/yrpc/yrpc/schema/field; a service lists its methods with the
 // builders of package github.com/yrpc/yrpc/schema/rpc. Annotations (Group,
-// Version, RateLimit, Breaker, Balance, Package) attach service-wide policy.
+// Version, RateLimit, Breaker, Balance, Allow, Package) attach service-wide
+// policy; a message's ProtoName keeps its protobuf name when its Go type is
+// renamed.
 //
 //	// User is a message.
 //	type User struct{ schema.Message }

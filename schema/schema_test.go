@@ -30,6 +30,14 @@ func TestAnnotations(t *testing.T) {
 		{schema.Package("acme.users.v1"), "package", ""},
 		{schema.Package("1acme"), "package", `package must be dot-separated identifiers`},
 		{schema.Package("acme."), "package", `package must be dot-separated identifiers`},
+		{schema.Package("_acme"), "package", `package must be dot-separated identifiers`},
+		{schema.ProtoName("Item"), "proto_name", ""},
+		{schema.ProtoName("old_item2"), "proto_name", ""},
+		{schema.ProtoName(""), "proto_name", `schema.ProtoName(""): name must be an identifier`},
+		{schema.ProtoName("2Item"), "proto_name", `name must be an identifier`},
+		{schema.ProtoName("_Item"), "proto_name", `name must be an identifier`},
+		{schema.ProtoName("catalog.Item"), "proto_name", `name must be an identifier`},
+		{schema.ProtoName("Ïtem"), "proto_name", `name must be an identifier`},
 	} {
 		d := tc.a.Descriptor()
 		if d.Kind != tc.kind {
@@ -47,6 +55,9 @@ func TestAnnotations(t *testing.T) {
 	}
 	if d := schema.Breaker(0.5, 20, 5*time.Second).Descriptor(); *d.Breaker != (schema.BreakerPolicy{ErrorRate: 0.5, MinRequests: 20, OpenFor: 5 * time.Second}) {
 		t.Errorf("breaker %+v", d.Breaker)
+	}
+	if d := schema.ProtoName("Item").Descriptor(); d.ProtoName != "Item" {
+		t.Errorf("ProtoName %q", d.ProtoName)
 	}
 }
 

@@ -6,7 +6,9 @@
 package evolution_test
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	v1 "github.com/yrpc/yrpc/examples/evolution/v1/catalogrpc"
 	v2 "github.com/yrpc/yrpc/examples/evolution/v2/catalogrpc"
 	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/codec"
 	"github.com/yrpc/yrpc/rt/memnet"
 )
 
@@ -95,7 +98,7 @@ func ctxT(t *testing.T) context.Context {
 // The versions share the service's identity: its name and method IDs come
 // from schema.Package("catalog") and the service and method names, never
 // from message names, so renaming Item to Product changes nothing on the
-// wire.
+// wire (with or without schema.ProtoName).
 func TestSameIdentity(t *testing.T) {
 	d1, d2 := &v1.CatalogServiceDesc, &v2.CatalogServiceDesc
 	if d1.Name != "catalog.Catalog" || d2.Name != d1.Name {
@@ -110,6 +113,92 @@ func TestSameIdentity(t *testing.T) {
 			t.Errorf("method %d: v1 %s %#x, v2 %s %#x", i, m1.FullName, m1.ID, m2.FullName, m2.ID)
 		}
 	}
+}
+
+// What descriptor-based tools see (gRPC server reflection serves these
+// descriptors; google.protobuf.Any type URLs and code generated from
+// `yrpcc proto` use the same names): v2 renamed its Go type Item to Product
+// but kept the protobuf name with schema.ProtoName("Item"), so both
+// versions declare the messages catalog.Item and catalog.GetItem and the
+// same method signatures; only their fields differ. The Go name Product
+// appears nowhere in v2's descriptor.
+func TestProtobufNames(t *testing.T) {
+	want := descSummary{
+		Messages: []string{"Item", "GetItem"},
+		Methods:  []string{"Get(.catalog.GetItem) .catalog.Item", "Put(.catalog.Item) .catalog.Item"},
+	}
+	for _, v := range []struct {
+		name string
+		desc []byte
+	}{{"v1", v1.FileDescriptor()}, {"v2", v2.FileDescriptor()}} {
+		if got := summarize(t, v.desc); !cmp.Equal(got, want) {
+			t.Errorf("%s's descriptor declares %+v, want %+v", v.name, got, want)
+		}
+	}
+	if d := v2.FileDescriptor(); bytes.Contains(d, []byte("Product")) {
+		t.Errorf("v2's descriptor names its Go type Product: %q", d)
+	}
+	if !bytes.Equal(v2.CatalogServiceDesc.FileDescriptor, v2.FileDescriptor()) {
+		t.Error("v2's ServiceDesc (what reflection serves) carries another descriptor")
+	}
+}
+
+// descSummary is what a FileDescriptorProto declares: its messages and
+// its service's methods as "Name(input) output".
+type descSummary struct{ Messages, Methods []string }
+
+// summarize decodes the parts of a FileDescriptorProto that name types:
+// message_type (4) and service (6) with their methods (2).
+func summarize(t *testing.T, file []byte) descSummary {
+	t.Helper()
+	var s descSummary
+	for _, m := range lenFields(t, file, 4) {
+		s.Messages = append(s.Messages, str(t, m, 1))
+	}
+	for _, svc := range lenFields(t, file, 6) {
+		for _, m := range lenFields(t, svc, 2) {
+			s.Methods = append(s.Methods, str(t, m, 1)+"("+str(t, m, 2)+") "+str(t, m, 3))
+		}
+	}
+	return s
+}
+
+// str returns the string field num of the protobuf message b.
+func str(t *testing.T, b []byte, num int32) string {
+	t.Helper()
+	if vs := lenFields(t, b, num); len(vs) == 1 {
+		return string(vs[0])
+	}
+	t.Fatalf("no single field %d in % x", num, b)
+	return ""
+}
+
+// lenFields returns the length-delimited fields numbered num of the
+// protobuf message b, in order.
+func lenFields(t *testing.T, b []byte, num int32) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for len(b) > 0 {
+		tag, n := codec.ConsumeVarint(b)
+		if n < 0 {
+			t.Fatalf("bad tag in % x", b)
+		}
+		b = b[n:]
+		if tag == codec.Tag(num, codec.BytesType) {
+			v, m := codec.ConsumeBytes(b)
+			if m < 0 {
+				t.Fatalf("bad field %d in % x", num, b)
+			}
+			out, b = append(out, v), b[m:]
+			continue
+		}
+		m := codec.Skip(b, tag)
+		if m < 0 {
+			t.Fatalf("bad field (tag %#x) in % x", tag, b)
+		}
+		b = b[m:]
+	}
+	return out
 }
 
 // An old client calling a new server.
@@ -156,6 +245,20 @@ func TestV1ClientV2Server(t *testing.T) {
 	if want := (&v1.Item{ID: 8, Name: "desk", PriceCents: 12000, Status: v1.ItemStatusRetired}); !cmp.Equal(echo, want) {
 		t.Errorf("v1 client got back %+v, want %+v", echo, want)
 	}
+
+	// v2 limits title to 100 characters; v1 knows no limit on name. The
+	// v1 client's long name reaches the v2 server, whose validation
+	// refuses it before the handler: the v1 client gets InvalidArgument
+	// naming the message by its protobuf name catalog.Item, the name v1
+	// knows too (not v2's Go name Product), and the field by v2's name.
+	impl.gotPut = nil
+	_, err = cli.Put(ctx, &v1.Item{ID: 9, Name: strings.Repeat("x", 101)})
+	if rt.CodeOf(err) != rt.InvalidArgument || !rt.IsRemote(err) || !strings.Contains(err.Error(), "catalog.Item.title") {
+		t.Errorf("v1 Put of a 101-character name = %v, want a remote InvalidArgument naming catalog.Item.title", err)
+	}
+	if impl.gotPut != nil {
+		t.Errorf("the v2 handler ran with %+v", impl.gotPut)
+	}
 }
 
 // A new client calling an old server.
@@ -197,5 +300,18 @@ func TestV2ClientV1Server(t *testing.T) {
 	}
 	if want := (&v2.Product{ID: 7, Title: "lamp", PriceCents: 1999, Status: v2.ItemStatusDiscontinued}); !cmp.Equal(echo, want) {
 		t.Errorf("v2 client got back %+v, want %+v (tags and stock lost in the v1 hop)", echo, want)
+	}
+
+	// v2's limit of 100 characters on title holds only where a v2 server
+	// runs: servers validate what they receive and clients send without
+	// validating, so a v1 server stores a 101-character title from a v2
+	// client and the v2 client gets it back.
+	long := &v2.Product{ID: 9, Title: strings.Repeat("x", 101)}
+	if err := long.Validate(); err == nil {
+		t.Fatal("v2 accepts a 101-character title")
+	}
+	echo, err = cli.Put(ctx, long)
+	if err != nil || echo.Title != long.Title || impl.gotPut.Name != long.Title {
+		t.Errorf("v2 Put of a 101-character title to v1 = %v, %v; the v1 server got %+v", echo, err, impl.gotPut)
 	}
 }

@@ -58,7 +58,7 @@ func wants(t *testing.T, dir string) []want {
 // TestBroken loads each broken schema under testdata and checks that every
 // expected problem is reported at its file:line, and nothing else.
 func TestBroken(t *testing.T) {
-	for _, name := range []string{"notbuild", "panics", "numbers", "clash", "refs", "methods", "enums", "builders"} {
+	for _, name := range []string{"notbuild", "panics", "numbers", "clash", "refs", "methods", "enums", "builders", "protonames"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dir := "testdata/" + name

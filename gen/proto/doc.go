@@ -8,8 +8,12 @@
 // ServicePolicy, MethodPolicy and FieldRules return (yrpcc describe prints
 // the same).
 //
+// Messages are declared and referenced by their protobuf names
+// (gen.Message.ProtobufName: schema.ProtoName, else the Go name); a message
+// whose Go name differs gets a "// yrpc: go-type=Name" comment.
+//
 // The output is deterministic. Golden tests compare it with the committed
 // .proto files of the examples (gen/protocompat/proto) and with
-// golden/proto for the in-memory test specs; `go test ./gen/proto -update`
-// rewrites them. Every function is safe for concurrent use.
+// golden/proto for the in-memory test specs and examples/evolution;
+// `go test ./gen/proto -update` rewrites them. Every function is safe for concurrent use.
 package proto

@@ -32,13 +32,14 @@ var scalars = map[gen.Kind]string{
 func Write(w io.Writer, spec *gen.Spec, opts Options) error {
 	var b bytes.Buffer
 	header(&b, spec, opts)
+	protoNames := spec.ProtobufNames()
 	for _, s := range spec.Services {
-		service(&b, spec.Package, s)
+		service(&b, newScope(spec.Package, protoNames), s)
 	}
 	var enums []*gen.Enum
 	seen := map[string]bool{}
 	for _, m := range spec.Messages {
-		message(&b, spec.Package, m)
+		message(&b, newScope(spec.Package, protoNames), m)
 		for _, f := range m.Fields {
 			if f.Enum != nil && !seen[f.Enum.Name] {
 				seen[f.Enum.Name] = true
@@ -96,8 +97,13 @@ func header(b *bytes.Buffer, spec *gen.Spec, opts Options) {
 // first name of any kind, find the service's methods first. A type whose
 // name is taken there is written fully qualified.
 type scope struct {
-	pkg   string
-	taken map[string]bool
+	pkg        string
+	protoNames map[string]string // Go name of a message -> its protobuf name
+	taken      map[string]bool
+}
+
+func newScope(pkg string, protoNames map[string]string) scope {
+	return scope{pkg: pkg, protoNames: protoNames, taken: map[string]bool{}}
 }
 
 // ref is how the scope refers to the package's type name.
@@ -108,8 +114,10 @@ func (s scope) ref(name string) string {
 	return name
 }
 
-func service(b *bytes.Buffer, pkg string, s *gen.Service) {
-	sc := scope{pkg: pkg, taken: map[string]bool{}}
+// messageRef is how the scope refers to the message whose Go name is name.
+func (s scope) messageRef(name string) string { return s.ref(s.protoNames[name]) }
+
+func service(b *bytes.Buffer, sc scope, s *gen.Service) {
 	for _, m := range s.Methods {
 		sc.taken[m.Name] = true
 	}
@@ -127,7 +135,7 @@ func service(b *bytes.Buffer, pkg string, s *gen.Service) {
 		if p := MethodPolicy(m); p != "" {
 			fmt.Fprintf(b, "  // yrpc: %s\n", p)
 		}
-		req, resp := sc.ref(m.Request), sc.ref(m.Response)
+		req, resp := sc.messageRef(m.Request), sc.messageRef(m.Response)
 		switch {
 		case m.Kind == gen.MethodOneway:
 			b.WriteString("  // oneway: the client does not wait for an answer; the server sends none.\n")
@@ -148,8 +156,7 @@ func service(b *bytes.Buffer, pkg string, s *gen.Service) {
 	b.WriteString("}\n")
 }
 
-func message(b *bytes.Buffer, pkg string, m *gen.Message) {
-	sc := scope{pkg: pkg, taken: map[string]bool{}}
+func message(b *bytes.Buffer, sc scope, m *gen.Message) {
 	for _, f := range m.Fields {
 		if f.MapKey != "" {
 			sc.taken[names.MapEntry(f.Name)] = true
@@ -157,7 +164,10 @@ func message(b *bytes.Buffer, pkg string, m *gen.Message) {
 	}
 	b.WriteString("\n")
 	comment(b, "", m.Comment)
-	fmt.Fprintf(b, "message %s {\n", m.Name)
+	if name := m.ProtobufName(); name != m.Name {
+		fmt.Fprintf(b, "// yrpc: go-type=%s\n", m.Name)
+	}
+	fmt.Fprintf(b, "message %s {\n", m.ProtobufName())
 	for i, n := range m.Reserved {
 		switch {
 		case i == 0:
@@ -193,7 +203,7 @@ func enum(b *bytes.Buffer, e *gen.Enum) {
 func typeName(sc scope, f *gen.Field) string {
 	switch f.Kind {
 	case gen.KindMessage:
-		return sc.ref(f.Message)
+		return sc.messageRef(f.Message)
 	case gen.KindEnum:
 		return sc.ref(f.Enum.Name)
 	}

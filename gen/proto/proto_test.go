@@ -24,8 +24,9 @@ var update = flag.Bool("update", false, "rewrite the committed .proto files")
 
 // TestGolden writes the .proto of each spec and compares it with its
 // committed counterpart: the examples' exports that gen/protocompat
-// compiles with protoc, and golden/proto for the in-memory test specs and
-// the streams of gen/load/testdata/streams.
+// compiles with protoc, and golden/proto for the in-memory test specs, the
+// streams of gen/load/testdata/streams and the two versions of
+// examples/evolution (v2 keeps a renamed message's protobuf name).
 // -update rewrites them. When /usr/bin/protoc is installed, every output
 // must also compile.
 func TestGolden(t *testing.T) {
@@ -37,6 +38,8 @@ func TestGolden(t *testing.T) {
 		{"hello", "../protocompat/proto/bench.proto", fromSchema("../../examples/hello/schema")},
 		{"kitchen", "../../golden/proto/kitchen.proto", func(*testing.T) *gen.Spec { return testspecs.Kitchen() }},
 		{"streams", "../../golden/proto/streams.proto", fromSchema("../load/testdata/streams")},
+		{"evolution-v1", "../../golden/proto/evolution_v1.proto", fromSchema("../../examples/evolution/v1/schema")},
+		{"evolution-v2", "../../golden/proto/evolution_v2.proto", fromSchema("../../examples/evolution/v2/schema")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -151,6 +154,46 @@ func TestShadowedNames(t *testing.T) {
 		if !bytes.Contains(b.Bytes(), []byte(want)) {
 			t.Errorf("output lacks %q:\n%s", want, b.String())
 		}
+	}
+	compareDescriptor(t, spec, protoc(t, spec.Package, b.Bytes()))
+}
+
+// TestProtoNames checks that a message with a protobuf name of its own
+// (schema.ProtoName) is declared and referenced by it: by fields, map
+// values, methods (qualified where a method of the same name shadows it)
+// and its own map entries; and that protoc's descriptor of the output is
+// gen.FileDescriptor's.
+func TestProtoNames(t *testing.T) {
+	spec := &gen.Spec{Package: "p", Messages: []*gen.Message{
+		{Name: "Product", ProtoName: "Item", Fields: []*gen.Field{
+			{Name: "parts", Number: 1, Kind: gen.KindMessage, Message: "Product", List: true},
+			{Name: "by_name", Number: 2, Kind: gen.KindMessage, Message: "Product", MapKey: gen.KindString},
+		}},
+		{Name: "Item", ProtoName: "Row", Fields: []*gen.Field{
+			{Name: "product", Number: 1, Kind: gen.KindMessage, Message: "Product"},
+		}},
+	}, Services: []*gen.Service{{Name: "S", Methods: []*gen.Method{
+		{Name: "Item", Request: "Product", Response: "Item"},
+		{Name: "Get", Request: "Item", Response: "Product"},
+	}}}}
+	if ps := gen.Check(spec); ps != nil {
+		t.Fatal(ps)
+	}
+	var b bytes.Buffer
+	if err := proto.Write(&b, spec, proto.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"rpc Item(.p.Item) returns (Row);", "rpc Get(Row) returns (.p.Item);",
+		"// yrpc: go-type=Product\nmessage Item {\n  repeated Item parts = 1;\n  map<string, Item> by_name = 2;\n}",
+		"// yrpc: go-type=Item\nmessage Row {\n  Item product = 1;\n}",
+	} {
+		if !bytes.Contains(b.Bytes(), []byte(want)) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+	if bytes.Contains(b.Bytes(), []byte("Product")) != bytes.Contains(b.Bytes(), []byte("go-type=Product")) || bytes.Count(b.Bytes(), []byte("Product")) != 1 {
+		t.Errorf("the Go name Product appears in the output other than as go-type:\n%s", b.String())
 	}
 	compareDescriptor(t, spec, protoc(t, spec.Package, b.Bytes()))
 }

@@ -22,9 +22,11 @@ type Output struct {
 
 // Message is one message schema.
 type Message struct {
-	Name     string                    `json:"name"`
-	Fields   []*schema.FieldDescriptor `json:"fields"`
-	Reserved []int32                   `json:"reserved,omitempty"`
+	Name      string                    `json:"name"`
+	ProtoName string                    `json:"proto_name,omitempty"` // schema.ProtoName; "" for Name
+	Fields    []*schema.FieldDescriptor `json:"fields"`
+	Reserved  []int32                   `json:"reserved,omitempty"`
+	protoCall string                    // the schema.ProtoName call that set ProtoName
 }
 
 // Service is one service schema with its annotations applied.
@@ -131,14 +133,14 @@ func (d *Dumper) Message(name string, m schema.MessageSchema) {
 		d.fields(msg, mname+".Fields()", fields)
 		var anns []schema.Annotation
 		d.guard(name, fmt.Sprintf("Mixin()[%d].Annotations", i), func() { anns = mx.Annotations() })
-		d.messageAnnotations(name, mname+".Annotations()", anns)
+		d.messageAnnotations(msg, mname+".Annotations()", anns, true)
 	}
 	var fields []schema.Field
 	d.guard(name, "Fields", func() { fields = m.Fields() })
 	d.fields(msg, name+".Fields()", fields)
 	var anns []schema.Annotation
 	d.guard(name, "Annotations", func() { anns = m.Annotations() })
-	d.messageAnnotations(name, name+".Annotations()", anns)
+	d.messageAnnotations(msg, name+".Annotations()", anns, false)
 	d.guard(name, "Reserved", func() { msg.Reserved = m.Reserved() })
 }
 
@@ -163,17 +165,27 @@ func (d *Dumper) fields(msg *Message, from string, fields []schema.Field) {
 	}
 }
 
-func (d *Dumper) messageAnnotations(typ, from string, anns []schema.Annotation) {
+// messageAnnotations applies the annotations of msg, or of one of its
+// mixins: a mixin, shared by messages, cannot give them a protobuf name.
+func (d *Dumper) messageAnnotations(msg *Message, from string, anns []schema.Annotation, mixin bool) {
+	typ := msg.Name
 	for i, a := range anns {
 		ad := d.annotation(typ, from, i, a)
 		if ad == nil {
 			continue
 		}
-		if ad.Kind != "package" {
+		switch {
+		case ad.Kind == "package":
+			d.setPackage(typ, ad)
+		case ad.Kind != "proto_name":
 			d.problem(ad.Pos, typ, "%s: applies to services, not to message %s", ad.Call, typ)
-			continue
+		case mixin:
+			d.problem(ad.Pos, typ, "%s: names one message; put it in %s.Annotations, not in a mixin", ad.Call, typ)
+		case msg.protoCall != "":
+			d.problem(ad.Pos, typ, "%s: the protobuf name is already set by %s", ad.Call, msg.protoCall)
+		default:
+			msg.ProtoName, msg.protoCall = ad.ProtoName, ad.Call
 		}
-		d.setPackage(typ, ad)
 	}
 }
 
@@ -258,6 +270,8 @@ func (d *Dumper) Service(name string, s schema.ServiceSchema) {
 			svc.Allow = ad.Allow
 		case "package":
 			d.setPackage(name, ad)
+		default:
+			d.problem(ad.Pos, name, "%s: applies to messages, not to service %s", ad.Call, name)
 		}
 	}
 }

@@ -18,6 +18,9 @@ const pkg = "github.com/yrpc/yrpc/schema/dump_test"
 type Stamp struct{ mixin.Schema }
 
 func (Stamp) Fields() []schema.Field { return []schema.Field{field.Time("at", 100)} }
+func (Stamp) Annotations() []schema.Annotation {
+	return []schema.Annotation{schema.ProtoName("Stamped")}
+}
 
 type User struct{ schema.Message }
 
@@ -26,7 +29,7 @@ func (User) Fields() []schema.Field {
 	return []schema.Field{field.Int64("id", 1), nil, field.String("name", 2).MaxLen(0)}
 }
 func (User) Annotations() []schema.Annotation {
-	return []schema.Annotation{schema.Package("acme"), schema.Group("x")}
+	return []schema.Annotation{schema.Package("acme"), schema.Group("x"), schema.ProtoName("Person"), schema.ProtoName("Human")}
 }
 func (User) Reserved() []int32 { return []int32{9} }
 
@@ -52,7 +55,7 @@ func (Users) Methods() []schema.Method {
 	return []schema.Method{rpc.Unary("Get", User.Type, User.Type).Timeout(-1)}
 }
 func (Users) Annotations() []schema.Annotation {
-	return []schema.Annotation{schema.Version("1"), schema.Version("2"), schema.Package("other"), schema.RateLimit(1, 1)}
+	return []schema.Annotation{schema.Version("1"), schema.Version("2"), schema.Package("other"), schema.RateLimit(1, 1), schema.ProtoName("U")}
 }
 
 func TestDumper(t *testing.T) {
@@ -73,7 +76,7 @@ func TestDumper(t *testing.T) {
 		t.Errorf("package %q", out.Package)
 	}
 	u := out.Messages[0]
-	if len(u.Fields) != 3 || u.Fields[0].Name != "at" || u.Fields[1].Name != "id" || u.Reserved[0] != 9 {
+	if len(u.Fields) != 3 || u.Fields[0].Name != "at" || u.Fields[1].Name != "id" || u.Reserved[0] != 9 || u.ProtoName != "Person" {
 		t.Errorf("User: %+v", u)
 	}
 	if s := out.Services[0]; s.Version != "1" || s.RateLimit == nil || len(s.Methods) != 1 {
@@ -91,6 +94,9 @@ func TestDumper(t *testing.T) {
 		"User: User.Fields()[1] is nil",
 		`User: field.String("name", 2).MaxLen(0): max length must be >= 1`,
 		`User: schema.Group("x"): applies to services, not to message User`,
+		`User: schema.ProtoName("Stamped"): names one message; put it in User.Annotations, not in a mixin`,
+		`User: schema.ProtoName("Human"): the protobuf name is already set by schema.ProtoName("Person")`,
+		`Users: schema.ProtoName("U"): applies to messages, not to service Users`,
 		"Boom: Boom.Fields panicked: boom",
 		`Foreign: field "x" references example.com/other.T, which is outside the schema package ` + pkg,
 		`Users: rpc.Unary("Get", User.Type, User.Type).Timeout(-1ns): timeout must be > 0`,
@@ -101,7 +107,7 @@ func TestDumper(t *testing.T) {
 			t.Errorf("problems lack %q", want)
 		}
 	}
-	if len(out.Problems) != 8 {
+	if len(out.Problems) != 11 {
 		t.Errorf("%d problems:\n%s", len(out.Problems), got)
 	}
 }

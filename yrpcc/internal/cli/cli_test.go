@@ -206,6 +206,20 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
+// TestDescribeProtoName checks that describe shows the protobuf name that
+// schema.ProtoName gives a message whose Go type was renamed.
+func TestDescribeProtoName(t *testing.T) {
+	code, out, errOut := run(t, nil, "describe", "../../../examples/evolution/v2/schema")
+	if code != 0 {
+		t.Fatalf("describe: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"\nmessage Product  protobuf=Item  reserved 4\n", "\nmessage GetItem\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // TestStreams checks the commands on a schema with a stream of every kind:
 // describe shows the kinds, proto writes stream keywords (and protoc
 // compiles them), generate writes their typed APIs.

@@ -47,6 +47,9 @@ func describe(w io.Writer, spec *gen.Spec) error {
 	}
 	for _, m := range spec.Messages {
 		fmt.Fprintf(tw, "\nmessage %s", m.Name)
+		if pn := m.ProtobufName(); pn != m.Name {
+			fmt.Fprintf(tw, "  protobuf=%s", pn)
+		}
 		if len(m.Reserved) > 0 {
 			fmt.Fprintf(tw, "  reserved %s", joinInts(m.Reserved))
 		}

@@ -18,15 +18,15 @@ func FileDescriptor() []byte {
 // fileDescriptor is the FileDescriptorProto of catalog.proto; the service
 // descriptors share it. Nothing modifies it.
 var fileDescriptor = []byte("" +
-	"\n\rcatalog.proto\x12\acatalog\"\xbc\x01\n\aProduct\x12\x0e\n\x02" +
-	"id\x18\x01 \x01(\x03R\x02id\x12\x14\n\x05title\x18\x02 \x01(\tR\x05title\x12\x1f\n\vpr" +
-	"ice_cents\x18\x03 \x01(\x03R\npriceCents\x12+\n\x06status\x18\x05 " +
-	"\x01(\x0e2\x13.catalog.ItemStatusR\x06status\x12\x12\n\x04tags" +
-	"\x18\x06 \x03(\tR\x04tags\x12\x19\n\x05stock\x18\a \x01(\rH\x00R\x05stock\x88\x01\x01B" +
-	"\b\n\x06_stockJ\x04\b\x04\x10\x05\"8\n\aGetItem\x12\x0e\n\x02id\x18\x01 \x01(\x03R\x02" +
-	"id\x12\x1d\n\nwith_stock\x18\x02 \x01(\bR\twithStock*[\n\nIte" +
-	"mStatus\x12\x16\n\x12ITEM_STATUS_ACTIVE\x10\x00\x12\x17\n\x13ITEM_" +
-	"STATUS_RETIRED\x10\x01\x12\x1c\n\x18ITEM_STATUS_DISCONTI" +
-	"NUED\x10\x022_\n\aCatalog\x12)\n\x03Get\x12\x10.catalog.GetIt" +
-	"em\x1a\x10.catalog.Product\x12)\n\x03Put\x12\x10.catalog.Pr" +
-	"oduct\x1a\x10.catalog.Productb\x06proto3")
+	"\n\rcatalog.proto\x12\acatalog\"\xb9\x01\n\x04Item\x12\x0e\n\x02id\x18" +
+	"\x01 \x01(\x03R\x02id\x12\x14\n\x05title\x18\x02 \x01(\tR\x05title\x12\x1f\n\vprice" +
+	"_cents\x18\x03 \x01(\x03R\npriceCents\x12+\n\x06status\x18\x05 \x01(\x0e" +
+	"2\x13.catalog.ItemStatusR\x06status\x12\x12\n\x04tags\x18\x06 " +
+	"\x03(\tR\x04tags\x12\x19\n\x05stock\x18\a \x01(\rH\x00R\x05stock\x88\x01\x01B\b\n\x06" +
+	"_stockJ\x04\b\x04\x10\x05\"8\n\aGetItem\x12\x0e\n\x02id\x18\x01 \x01(\x03R\x02id\x12" +
+	"\x1d\n\nwith_stock\x18\x02 \x01(\bR\twithStock*[\n\nItemSt" +
+	"atus\x12\x16\n\x12ITEM_STATUS_ACTIVE\x10\x00\x12\x17\n\x13ITEM_STA" +
+	"TUS_RETIRED\x10\x01\x12\x1c\n\x18ITEM_STATUS_DISCONTINUE" +
+	"D\x10\x022V\n\aCatalog\x12&\n\x03Get\x12\x10.catalog.GetItem\x1a" +
+	"\r.catalog.Item\x12#\n\x03Put\x12\r.catalog.Item\x1a\r.c" +
+	"atalog.Itemb\x06proto3")

@@ -6,12 +6,13 @@ import (
 	"github.com/yrpc/yrpc/rt"
 	"github.com/yrpc/yrpc/rt/codec"
 	"slices"
+	"unicode/utf8"
 )
 
 // This package needs a runtime that supports generated code of version 1.
 const _ = rt.SupportPackageIsVersion1
 
-// Product is a catalog entry (Item in v1).
+// Product is a catalog entry (Item in v1, and catalog.Item in protobuf).
 type Product struct {
 	ID int64
 	// v1's name
@@ -116,7 +117,7 @@ func (m *Product) UnmarshalOwned(b []byte) error {
 // the enclosing messages. b is never modified and may be aliased.
 func (m *Product) unmarshal(b []byte, depth int) error {
 	if depth > codec.MaxDepth {
-		return codec.Err("catalog.Product", "", codec.CodeDepth)
+		return codec.Err("catalog.Item", "", codec.CodeDepth)
 	}
 	for i := 0; i < len(b); {
 		tag := uint64(b[i])
@@ -128,7 +129,7 @@ func (m *Product) unmarshal(b []byte, depth int) error {
 		} else {
 			t, n := codec.ConsumeVarint(b[i:])
 			if n < 0 {
-				return codec.Err("catalog.Product", "", n)
+				return codec.Err("catalog.Item", "", n)
 			}
 			i += n
 			tag = t
@@ -138,7 +139,7 @@ func (m *Product) unmarshal(b []byte, depth int) error {
 			// id = 1, int64
 			u, n := codec.ConsumeVarint(b[i:])
 			if n < 0 {
-				return codec.Err("catalog.Product", "id", n)
+				return codec.Err("catalog.Item", "id", n)
 			}
 			i += n
 			m.ID = int64(u)
@@ -146,11 +147,11 @@ func (m *Product) unmarshal(b []byte, depth int) error {
 			// title = 2, string
 			l, n := codec.ConsumeVarint(b[i:])
 			if n < 0 {
-				return codec.Err("catalog.Product", "title", n)
+				return codec.Err("catalog.Item", "title", n)
 			}
 			i += n
 			if l > uint64(len(b)-i) {
-				return codec.Err("catalog.Product", "title", codec.CodeTruncated)
+				return codec.Err("catalog.Item", "title", codec.CodeTruncated)
 			}
 			m.Title = codec.String(b[i : i+int(l)])
 			i += int(l)
@@ -158,7 +159,7 @@ func (m *Product) unmarshal(b []byte, depth int) error {
 			// price_cents = 3, int64
 			u, n := codec.ConsumeVarint(b[i:])
 			if n < 0 {
-				return codec.Err("catalog.Product", "price_cents", n)
+				return codec.Err("catalog.Item", "price_cents", n)
 			}
 			i += n
 			m.PriceCents = int64(u)
@@ -166,7 +167,7 @@ func (m *Product) unmarshal(b []byte, depth int) error {
 			// status = 5, enum ItemStatus
 			u, n := codec.ConsumeVarint(b[i:])
 			if n < 0 {
-				return codec.Err("catalog.Product", "status", n)
+				return codec.Err("catalog.Item", "status", n)
 			}
 			i += n
 			m.Status = ItemStatus(int32(u))
@@ -174,11 +175,11 @@ func (m *Product) unmarshal(b []byte, depth int) error {
 			// tags = 6, one string
 			l, n := codec.ConsumeVarint(b[i:])
 			if n < 0 {
-				return codec.Err("catalog.Product", "tags", n)
+				return codec.Err("catalog.Item", "tags", n)
 			}
 			i += n
 			if l > uint64(len(b)-i) {
-				return codec.Err("catalog.Product", "tags", codec.CodeTruncated)
+				return codec.Err("catalog.Item", "tags", codec.CodeTruncated)
 			}
 			m.Tags = append(m.Tags, codec.String(b[i:i+int(l)]))
 			i += int(l)
@@ -186,7 +187,7 @@ func (m *Product) unmarshal(b []byte, depth int) error {
 			// stock = 7, optional uint32
 			u, n := codec.ConsumeVarint(b[i:])
 			if n < 0 {
-				return codec.Err("catalog.Product", "stock", n)
+				return codec.Err("catalog.Item", "stock", n)
 			}
 			i += n
 			v := uint32(u)
@@ -194,7 +195,7 @@ func (m *Product) unmarshal(b []byte, depth int) error {
 		default:
 			n := codec.Skip(b[i:], tag)
 			if n < 0 {
-				return codec.Err("catalog.Product", "", n)
+				return codec.Err("catalog.Item", "", n)
 			}
 			i += n
 		}
@@ -205,5 +206,11 @@ func (m *Product) unmarshal(b []byte, depth int) error {
 // Validate checks m against the validators of its schema, and the
 // messages it holds against theirs.
 func (m *Product) Validate() error {
+	if m == nil {
+		return nil
+	}
+	if utf8.RuneCountInString(m.Title) > 100 {
+		return codec.Invalid("catalog.Item", "title", "must have at most 100 characters")
+	}
 	return nil
 }
