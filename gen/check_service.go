@@ -93,6 +93,22 @@ func (c *checker) service(sm *svcModel) {
 		seen[meth.Name] = true
 		sm.methods = append(sm.methods, mm)
 	}
+	c.intoClashes(sm)
+}
+
+// intoClashes rejects a method named as the generated client names the
+// caller-owned-response variant of a unary method ("GetInto" for "Get"):
+// both would be methods of the client.
+func (c *checker) intoClashes(sm *svcModel) {
+	byName := map[string]*methodModel{}
+	for _, mm := range sm.methods {
+		byName[mm.Name] = mm
+	}
+	for _, mm := range sm.methods {
+		if other := byName[mm.into()]; mm.into() != "" && other != nil {
+			c.add(methodAt(sm.Service, other.Method), "clashes with the client's %s of unary method %q; rename one of them", mm.into(), mm.Name)
+		}
+	}
 }
 
 // declareHelpers claims the names of a method's unexported helpers.

@@ -158,6 +158,12 @@ func TestCheck(t *testing.T) {
 		{"nil method", func(s *gen.Spec) { s.Services[0].Methods = append(s.Services[0].Methods, nil) }, "users.go:30: Users: nil method"},
 		{"method name", func(s *gen.Spec) { get(s).Name = "get" }, `method get: method name "get" is not an exported Go identifier`},
 		{"duplicate method", func(s *gen.Spec) { s.Services[0].Methods[1].Name = "Get" }, "users.go:34: Users: method Get: is declared twice"},
+		{"Into clash", func(s *gen.Spec) { s.Services[0].Methods[1].Name = "GetInto" }, `users.go:34: Users: method GetInto: clashes with the client's GetInto of unary method "Get"; rename one of them`},
+		{"Into clash declared first", func(s *gen.Spec) {
+			ms := s.Services[0].Methods
+			ms[0], ms[1] = ms[1], ms[0]
+			ms[0].Name = "GetInto"
+		}, `users.go:34: Users: method GetInto: clashes with the client's GetInto of unary method "Get"`},
 		{"unknown request", func(s *gen.Spec) { get(s).Request = "Nope" }, `users.go:33: Users: method Get: unknown request message "Nope"`},
 		{"unknown response", func(s *gen.Spec) { get(s).Response = "Nope" }, `method Get: unknown response message "Nope"`},
 		{"no response", func(s *gen.Spec) { get(s).Response = "" }, `method Get: a unary method needs a response message`},

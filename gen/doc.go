@@ -7,7 +7,9 @@
 // every enum a named int32 type with String and a Parse function; for
 // every service a ServiceDesc with the schema's policies and a method-index
 // dispatch switch, the server interface with its Unimplemented
-// implementation and Register function, and the typed client; for the
+// implementation and Register function, and the typed client (a unary
+// method Get has Get, which allocates its response, and GetInto, which
+// decodes into a response the caller owns); for the
 // package, its google.protobuf.FileDescriptorProto (FileDescriptor, encoded
 // by gen/descriptor), which every ServiceDesc references for gRPC server
 // reflection. The output

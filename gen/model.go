@@ -57,6 +57,16 @@ type methodModel struct {
 // oneway reports whether the method is a oneway call.
 func (mm *methodModel) oneway() bool { return mm.kind == MethodOneway }
 
+// into returns the name of the client method that decodes the response
+// into a message the caller owns ("GetInto"), or "" for a method without
+// one (oneway and stream methods).
+func (mm *methodModel) into() string {
+	if mm.kind != MethodUnary {
+		return ""
+	}
+	return mm.Name + "Into"
+}
+
 // MethodID returns the wire ID of a method: FNV-1a 32 of its full name
 // "package.Service/Method".
 func MethodID(fullName string) uint32 {

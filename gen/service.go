@@ -338,8 +338,10 @@ func (m *model) genClient(f *jen.File, s *svcModel) {
 	f.Func().Id("New" + cl).Params(jen.Id("c").Qual(rtPkg, "Invoker")).Op("*").Id(cl).Block(
 		jen.Return(jen.Op("&").Id(cl).Values(jen.Dict{jen.Id("c"): jen.Id("c")})))
 	f.Line()
-	desc := jen.Op("&").Id(s.Name + "ServiceDesc")
 	for i, mm := range s.methods {
+		invoke := func(resp jen.Code) jen.Code {
+			return jen.Return(jen.Id("c").Dot("c").Dot("Invoke").Call(jen.Id("ctx"), jen.Op("&").Id(s.Name+"ServiceDesc"), jen.Lit(i), jen.Id("req"), resp, jen.Id("opts").Op("...")))
+		}
 		if c := strings.TrimSpace(mm.Comment); c != "" {
 			comment(f, docComment(mm.Name, c, ""))
 		} else {
@@ -355,17 +357,25 @@ func (m *model) genClient(f *jen.File, s *svcModel) {
 		}
 		params := jen.Params(ctxParam(), jen.Id("req").Op("*").Id(mm.Request), jen.Id("opts").Op("...").Qual(rtPkg, "CallOption"))
 		if mm.oneway() {
-			f.Func().Params(jen.Id("c").Op("*").Id(cl)).Id(mm.Name).Add(params).Error().Block(
-				jen.Return(jen.Id("c").Dot("c").Dot("Invoke").Call(jen.Id("ctx"), desc, jen.Lit(i), jen.Id("req"), jen.Nil(), jen.Id("opts").Op("..."))))
+			f.Func().Params(jen.Id("c").Op("*").Id(cl)).Id(mm.Name).Add(params).Error().Block(invoke(jen.Nil()))
 			f.Line()
 			continue
 		}
+		into := mm.into()
 		f.Func().Params(jen.Id("c").Op("*").Id(cl)).Id(mm.Name).Add(params).Add(results(mm)).Block(
 			jen.Id("resp").Op(":=").New(jen.Id(mm.Response)),
-			jen.If(jen.Err().Op(":=").Id("c").Dot("c").Dot("Invoke").Call(jen.Id("ctx"), desc, jen.Lit(i), jen.Id("req"), jen.Id("resp"), jen.Id("opts").Op("...")),
+			jen.If(jen.Err().Op(":=").Id("c").Dot(into).Call(jen.Id("ctx"), jen.Id("req"), jen.Id("resp"), jen.Id("opts").Op("...")),
 				jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 			jen.Return(jen.Id("resp"), jen.Nil()),
 		)
+		f.Line()
+		f.Commentf("%s is %s decoding the answer into resp, a message that the", into, mm.Name)
+		f.Commentf("caller owns and may reuse from call to call to save %s's allocation.", mm.Name)
+		f.Comment("The call resets resp; it leaves the strings, slices and messages of an")
+		f.Comment("earlier answer as they were. resp must not be nil nor used by anything")
+		f.Commentf("else until %s returns; on error its contents are unspecified.", into)
+		f.Func().Params(jen.Id("c").Op("*").Id(cl)).Id(into).Params(ctxParam(), jen.Id("req").Op("*").Id(mm.Request),
+			jen.Id("resp").Op("*").Id(mm.Response), jen.Id("opts").Op("...").Qual(rtPkg, "CallOption")).Error().Block(invoke(jen.Id("resp")))
 		f.Line()
 	}
 }

@@ -41,7 +41,10 @@ type Validator interface {
 // may supply their own.
 type Invoker interface {
 	// Invoke calls method m of service sd with req and decodes the answer
-	// into resp. For oneway methods resp is nil and Invoke returns once the
+	// into resp, which the caller owns (generated XxxInto methods pass
+	// their caller's): Invoke replaces resp's contents as resp.Unmarshal
+	// does, never touches resp after it returns, and leaves it unspecified
+	// on error. For oneway methods resp is nil and Invoke returns once the
 	// request is written.
 	Invoke(ctx context.Context, sd *ServiceDesc, m int, req, resp Message, opts ...CallOption) error
 	// NewStream opens a stream of stream method m of service sd.

@@ -64,6 +64,12 @@ func (u *users) EchoMaps(ctx context.Context, req *userrpc.Maps) (*userrpc.Maps,
 
 func start(t *testing.T) (*userrpc.UsersClient, *users) {
 	t.Helper()
+	return startWith(t)
+}
+
+// startWith is start with client options of the caller's.
+func startWith(t *testing.T, opts ...rt.ClientOption) (*userrpc.UsersClient, *users) {
+	t.Helper()
 	ignore := goleak.IgnoreCurrent() // now, not at cleanup: then it would ignore the leaks
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	impl := &users{touched: make(chan int64, 10), ended: make(chan error, 1)}
@@ -75,7 +81,7 @@ func start(t *testing.T) (*userrpc.UsersClient, *users) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(context.Background(), lis) }()
-	cli, err := rt.NewClient(rt.WithAddrs(lis.Addr().String()), rt.WithGroupVersion("HK", "1.2.0"))
+	cli, err := rt.NewClient(append([]rt.ClientOption{rt.WithAddrs(lis.Addr().String()), rt.WithGroupVersion("HK", "1.2.0")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

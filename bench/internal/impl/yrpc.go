@@ -19,12 +19,15 @@ import (
 
 // extra returns the yrpc adapters, built with the "yrpc" tag: plaintext
 // with the default options, plaintext with rt.WithRequestReuse(true) on
-// the server (yrpc-reuse), and over TLS (rt.WithTLS on both sides).
+// the server (yrpc-reuse), plaintext with the client decoding into a
+// response message of each worker's, reused call after call, through the
+// generated SayInto (yrpc-into), and over TLS (rt.WithTLS on both sides).
 func extra() (plain, secure []*Impl) {
 	label := "yrpc " + moduleVersion("github.com/yrpc/yrpc")
 	return []*Impl{
 			{Name: "yrpc", Label: label, Serve: serveYRPC, Dial: dialYRPC},
 			{Name: "yrpc-reuse", Label: label + " + WithRequestReuse", Serve: serveYRPCReuse, Dial: dialYRPC},
+			{Name: "yrpc-into", Label: label + " + SayInto", Serve: serveYRPC, Dial: dialYRPCInto},
 		},
 		[]*Impl{{Name: "yrpc-tls", Label: label + " + TLS", TLS: true, Serve: serveYRPC, Dial: dialYRPC}}
 }
@@ -71,9 +74,22 @@ type yrpcClient struct {
 	cli  *rt.Client
 	hc   *hellorpc.HelloClient
 	reqs []*hellorpc.BenchmarkMessage
+	// resps are the workers' responses for SayInto; nil: Say allocates
+	// each call's.
+	resps []*hellorpc.BenchmarkMessage
 }
 
-func dialYRPC(_ context.Context, addr string, c int, cfg *tls.Config) (harness.Client, error) {
+func dialYRPC(ctx context.Context, addr string, c int, cfg *tls.Config) (harness.Client, error) {
+	return dialYRPCWith(ctx, addr, c, cfg, false)
+}
+
+// dialYRPCInto dials a client whose calls decode into a response of each
+// worker's (SayInto).
+func dialYRPCInto(ctx context.Context, addr string, c int, cfg *tls.Config) (harness.Client, error) {
+	return dialYRPCWith(ctx, addr, c, cfg, true)
+}
+
+func dialYRPCWith(_ context.Context, addr string, c int, cfg *tls.Config, into bool) (harness.Client, error) {
 	opts := []rt.ClientOption{rt.WithAddrs(addr)}
 	if cfg != nil {
 		opts = append(opts, rt.WithTLS(cfg))
@@ -85,11 +101,21 @@ func dialYRPC(_ context.Context, addr string, c int, cfg *tls.Config) (harness.C
 	y := &yrpcClient{cli: cli, hc: hellorpc.NewHelloClient(cli)}
 	for range max(c, 1) {
 		y.reqs = append(y.reqs, newYRPCRequest())
+		if into {
+			y.resps = append(y.resps, new(hellorpc.BenchmarkMessage))
+		}
 	}
 	return y, nil
 }
 
 func (y *yrpcClient) Call(ctx context.Context, w int) error {
+	if y.resps != nil {
+		resp := y.resps[w]
+		if err := y.hc.SayInto(ctx, y.reqs[w], resp); err != nil {
+			return err
+		}
+		return checkYRPC(resp)
+	}
 	resp, err := y.hc.Say(ctx, y.reqs[w])
 	if err != nil {
 		return err

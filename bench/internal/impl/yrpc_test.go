@@ -3,7 +3,10 @@
 package impl
 
 import (
+	"context"
+	"net"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -49,4 +52,49 @@ func mustMarshal(t *testing.T, m proto.Message) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestYRPCInto checks that yrpc-into decodes each worker's replies into
+// that worker's own response message, and yrpc into fresh ones.
+func TestYRPCInto(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sctx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- serveYRPC(sctx, lis, nil) }()
+	defer func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	for _, into := range []bool{false, true} {
+		cl, err := dialYRPCWith(ctx, lis.Addr().String(), 2, nil, into)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := cl.(*yrpcClient)
+		if err := y.Call(ctx, 1); err != nil {
+			t.Errorf("into %v: %v", into, err)
+		}
+		if err := y.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		if !into {
+			if y.resps != nil {
+				t.Errorf("yrpc has responses of its own: %v", y.resps)
+			}
+			continue
+		}
+		if err := checkYRPC(y.resps[1]); err != nil {
+			t.Errorf("worker 1's response: %v", err)
+		}
+		if y.resps[0].Size() != 0 {
+			t.Errorf("worker 0's response was written: %+v", y.resps[0])
+		}
+	}
 }

@@ -92,8 +92,17 @@ func NewGreeterClient(c rt.Invoker) *GreeterClient {
 // SayHello answers with a greeting.
 func (c *GreeterClient) SayHello(ctx context.Context, req *HelloRequest, opts ...rt.CallOption) (*HelloReply, error) {
 	resp := new(HelloReply)
-	if err := c.c.Invoke(ctx, &GreeterServiceDesc, 0, req, resp, opts...); err != nil {
+	if err := c.SayHelloInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// SayHelloInto is SayHello decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save SayHello's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until SayHelloInto returns; on error its contents are unspecified.
+func (c *GreeterClient) SayHelloInto(ctx context.Context, req *HelloRequest, resp *HelloReply, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &GreeterServiceDesc, 0, req, resp, opts...)
 }

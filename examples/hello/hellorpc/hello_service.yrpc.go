@@ -91,8 +91,17 @@ func NewHelloClient(c rt.Invoker) *HelloClient {
 // Say calls bench.Hello/Say.
 func (c *HelloClient) Say(ctx context.Context, req *BenchmarkMessage, opts ...rt.CallOption) (*BenchmarkMessage, error) {
 	resp := new(BenchmarkMessage)
-	if err := c.c.Invoke(ctx, &HelloServiceDesc, 0, req, resp, opts...); err != nil {
+	if err := c.SayInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// SayInto is Say decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Say's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until SayInto returns; on error its contents are unspecified.
+func (c *HelloClient) SayInto(ctx context.Context, req *BenchmarkMessage, resp *BenchmarkMessage, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &HelloServiceDesc, 0, req, resp, opts...)
 }

@@ -19,7 +19,7 @@ func (benchHello) Say(_ context.Context, req *hellorpc.BenchmarkMessage) (*hello
 	return req, nil
 }
 
-func tcpEnv(b *testing.B) (*hellorpc.HelloClient, func()) {
+func tcpEnv(b testing.TB) (*hellorpc.HelloClient, func()) {
 	srv := rt.NewServer()
 	hellorpc.RegisterHello(srv, benchHello{})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

@@ -208,19 +208,37 @@ func NewStoreClient(c rt.Invoker) *StoreClient {
 // Get reads an entry: idempotent, so failures fail over.
 func (c *StoreClient) Get(ctx context.Context, req *Key, opts ...rt.CallOption) (*Entry, error) {
 	resp := new(Entry)
-	if err := c.c.Invoke(ctx, &StoreServiceDesc, 0, req, resp, opts...); err != nil {
+	if err := c.GetInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
 }
 
+// GetInto is Get decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Get's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until GetInto returns; on error its contents are unspecified.
+func (c *StoreClient) GetInto(ctx context.Context, req *Key, resp *Entry, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &StoreServiceDesc, 0, req, resp, opts...)
+}
+
 // Put writes an entry: not idempotent, never sent twice.
 func (c *StoreClient) Put(ctx context.Context, req *Entry, opts ...rt.CallOption) (*Entry, error) {
 	resp := new(Entry)
-	if err := c.c.Invoke(ctx, &StoreServiceDesc, 1, req, resp, opts...); err != nil {
+	if err := c.PutInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// PutInto is Put decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Put's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until PutInto returns; on error its contents are unspecified.
+func (c *StoreClient) PutInto(ctx context.Context, req *Entry, resp *Entry, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &StoreServiceDesc, 1, req, resp, opts...)
 }
 
 // Watch is a live feed of an entry: its provider sends an update every 20 ms until the stream ends.

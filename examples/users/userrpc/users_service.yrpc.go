@@ -600,37 +600,73 @@ func NewUsersClient(c rt.Invoker) *UsersClient {
 // Get returns one user.
 func (c *UsersClient) Get(ctx context.Context, req *GetUser, opts ...rt.CallOption) (*User, error) {
 	resp := new(User)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 0, req, resp, opts...); err != nil {
+	if err := c.GetInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// GetInto is Get decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Get's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until GetInto returns; on error its contents are unspecified.
+func (c *UsersClient) GetInto(ctx context.Context, req *GetUser, resp *User, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &UsersServiceDesc, 0, req, resp, opts...)
 }
 
 // Create calls users.Users/Create.
 func (c *UsersClient) Create(ctx context.Context, req *CreateUser, opts ...rt.CallOption) (*User, error) {
 	resp := new(User)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 1, req, resp, opts...); err != nil {
+	if err := c.CreateInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// CreateInto is Create decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Create's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until CreateInto returns; on error its contents are unspecified.
+func (c *UsersClient) CreateInto(ctx context.Context, req *CreateUser, resp *User, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &UsersServiceDesc, 1, req, resp, opts...)
 }
 
 // Guest calls users.Users/Guest.
 func (c *UsersClient) Guest(ctx context.Context, req *GetUser, opts ...rt.CallOption) (*User, error) {
 	resp := new(User)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 2, req, resp, opts...); err != nil {
+	if err := c.GuestInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
 }
 
+// GuestInto is Guest decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Guest's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until GuestInto returns; on error its contents are unspecified.
+func (c *UsersClient) GuestInto(ctx context.Context, req *GetUser, resp *User, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &UsersServiceDesc, 2, req, resp, opts...)
+}
+
 // Delete calls users.Users/Delete.
 func (c *UsersClient) Delete(ctx context.Context, req *GetUser, opts ...rt.CallOption) (*User, error) {
 	resp := new(User)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 3, req, resp, opts...); err != nil {
+	if err := c.DeleteInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// DeleteInto is Delete decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Delete's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until DeleteInto returns; on error its contents are unspecified.
+func (c *UsersClient) DeleteInto(ctx context.Context, req *GetUser, resp *User, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &UsersServiceDesc, 3, req, resp, opts...)
 }
 
 // Touch calls users.Users/Touch.
@@ -641,80 +677,161 @@ func (c *UsersClient) Touch(ctx context.Context, req *TouchUser, opts ...rt.Call
 // Audit calls users.Users/Audit.
 func (c *UsersClient) Audit(ctx context.Context, req *TouchUser, opts ...rt.CallOption) (*User, error) {
 	resp := new(User)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 5, req, resp, opts...); err != nil {
+	if err := c.AuditInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// AuditInto is Audit decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Audit's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until AuditInto returns; on error its contents are unspecified.
+func (c *UsersClient) AuditInto(ctx context.Context, req *TouchUser, resp *User, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &UsersServiceDesc, 5, req, resp, opts...)
 }
 
 // Search calls users.Users/Search.
 func (c *UsersClient) Search(ctx context.Context, req *ListUsers, opts ...rt.CallOption) (*UserList, error) {
 	resp := new(UserList)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 6, req, resp, opts...); err != nil {
+	if err := c.SearchInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// SearchInto is Search decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Search's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until SearchInto returns; on error its contents are unspecified.
+func (c *UsersClient) SearchInto(ctx context.Context, req *ListUsers, resp *UserList, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &UsersServiceDesc, 6, req, resp, opts...)
 }
 
 // List calls users.Users/List.
 func (c *UsersClient) List(ctx context.Context, req *ListUsers, opts ...rt.CallOption) (*UserList, error) {
 	resp := new(UserList)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 7, req, resp, opts...); err != nil {
+	if err := c.ListInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// ListInto is List decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save List's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until ListInto returns; on error its contents are unspecified.
+func (c *UsersClient) ListInto(ctx context.Context, req *ListUsers, resp *UserList, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &UsersServiceDesc, 7, req, resp, opts...)
 }
 
 // Rename calls users.Users/Rename.
 func (c *UsersClient) Rename(ctx context.Context, req *CreateUser, opts ...rt.CallOption) (*User, error) {
 	resp := new(User)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 8, req, resp, opts...); err != nil {
+	if err := c.RenameInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// RenameInto is Rename decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Rename's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until RenameInto returns; on error its contents are unspecified.
+func (c *UsersClient) RenameInto(ctx context.Context, req *CreateUser, resp *User, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &UsersServiceDesc, 8, req, resp, opts...)
 }
 
 // Tree calls users.Users/Tree.
 func (c *UsersClient) Tree(ctx context.Context, req *GetUser, opts ...rt.CallOption) (*Node, error) {
 	resp := new(Node)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 9, req, resp, opts...); err != nil {
+	if err := c.TreeInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// TreeInto is Tree decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Tree's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until TreeInto returns; on error its contents are unspecified.
+func (c *UsersClient) TreeInto(ctx context.Context, req *GetUser, resp *Node, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &UsersServiceDesc, 9, req, resp, opts...)
 }
 
 // Echo calls users.Users/Echo.
 func (c *UsersClient) Echo(ctx context.Context, req *Scalars, opts ...rt.CallOption) (*Scalars, error) {
 	resp := new(Scalars)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 10, req, resp, opts...); err != nil {
+	if err := c.EchoInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// EchoInto is Echo decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Echo's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until EchoInto returns; on error its contents are unspecified.
+func (c *UsersClient) EchoInto(ctx context.Context, req *Scalars, resp *Scalars, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &UsersServiceDesc, 10, req, resp, opts...)
 }
 
 // EchoOptionals calls users.Users/EchoOptionals.
 func (c *UsersClient) EchoOptionals(ctx context.Context, req *Optionals, opts ...rt.CallOption) (*Optionals, error) {
 	resp := new(Optionals)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 11, req, resp, opts...); err != nil {
+	if err := c.EchoOptionalsInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// EchoOptionalsInto is EchoOptionals decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save EchoOptionals's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until EchoOptionalsInto returns; on error its contents are unspecified.
+func (c *UsersClient) EchoOptionalsInto(ctx context.Context, req *Optionals, resp *Optionals, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &UsersServiceDesc, 11, req, resp, opts...)
 }
 
 // EchoLists calls users.Users/EchoLists.
 func (c *UsersClient) EchoLists(ctx context.Context, req *Lists, opts ...rt.CallOption) (*Lists, error) {
 	resp := new(Lists)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 12, req, resp, opts...); err != nil {
+	if err := c.EchoListsInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
 }
 
+// EchoListsInto is EchoLists decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save EchoLists's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until EchoListsInto returns; on error its contents are unspecified.
+func (c *UsersClient) EchoListsInto(ctx context.Context, req *Lists, resp *Lists, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &UsersServiceDesc, 12, req, resp, opts...)
+}
+
 // EchoMaps calls users.Users/EchoMaps.
 func (c *UsersClient) EchoMaps(ctx context.Context, req *Maps, opts ...rt.CallOption) (*Maps, error) {
 	resp := new(Maps)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 13, req, resp, opts...); err != nil {
+	if err := c.EchoMapsInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// EchoMapsInto is EchoMaps decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save EchoMaps's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until EchoMapsInto returns; on error its contents are unspecified.
+func (c *UsersClient) EchoMapsInto(ctx context.Context, req *Maps, resp *Maps, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &UsersServiceDesc, 13, req, resp, opts...)
 }

@@ -126,17 +126,35 @@ func NewCatalogClient(c rt.Invoker) *CatalogClient {
 // Get returns one product.
 func (c *CatalogClient) Get(ctx context.Context, req *GetItem, opts ...rt.CallOption) (*Product, error) {
 	resp := new(Product)
-	if err := c.c.Invoke(ctx, &CatalogServiceDesc, 0, req, resp, opts...); err != nil {
+	if err := c.GetInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
 }
 
+// GetInto is Get decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Get's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until GetInto returns; on error its contents are unspecified.
+func (c *CatalogClient) GetInto(ctx context.Context, req *GetItem, resp *Product, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &CatalogServiceDesc, 0, req, resp, opts...)
+}
+
 // Put stores a product and returns what was stored.
 func (c *CatalogClient) Put(ctx context.Context, req *Product, opts ...rt.CallOption) (*Product, error) {
 	resp := new(Product)
-	if err := c.c.Invoke(ctx, &CatalogServiceDesc, 1, req, resp, opts...); err != nil {
+	if err := c.PutInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// PutInto is Put decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Put's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until PutInto returns; on error its contents are unspecified.
+func (c *CatalogClient) PutInto(ctx context.Context, req *Product, resp *Product, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &CatalogServiceDesc, 1, req, resp, opts...)
 }

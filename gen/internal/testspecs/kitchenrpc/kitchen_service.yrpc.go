@@ -346,37 +346,73 @@ func NewKitchenServiceClient(c rt.Invoker) *KitchenServiceClient {
 // Get reads a node.
 func (c *KitchenServiceClient) Get(ctx context.Context, req *Node, opts ...rt.CallOption) (*Node, error) {
 	resp := new(Node)
-	if err := c.c.Invoke(ctx, &KitchenServiceServiceDesc, 0, req, resp, opts...); err != nil {
+	if err := c.GetInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// GetInto is Get decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Get's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until GetInto returns; on error its contents are unspecified.
+func (c *KitchenServiceClient) GetInto(ctx context.Context, req *Node, resp *Node, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &KitchenServiceServiceDesc, 0, req, resp, opts...)
 }
 
 // Put calls kitchen.KitchenService/Put.
 func (c *KitchenServiceClient) Put(ctx context.Context, req *Kitchen, opts ...rt.CallOption) (*Empty, error) {
 	resp := new(Empty)
-	if err := c.c.Invoke(ctx, &KitchenServiceServiceDesc, 1, req, resp, opts...); err != nil {
+	if err := c.PutInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// PutInto is Put decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Put's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until PutInto returns; on error its contents are unspecified.
+func (c *KitchenServiceClient) PutInto(ctx context.Context, req *Kitchen, resp *Empty, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &KitchenServiceServiceDesc, 1, req, resp, opts...)
 }
 
 // Check calls kitchen.KitchenService/Check.
 func (c *KitchenServiceClient) Check(ctx context.Context, req *Checked, opts ...rt.CallOption) (*Checked, error) {
 	resp := new(Checked)
-	if err := c.c.Invoke(ctx, &KitchenServiceServiceDesc, 2, req, resp, opts...); err != nil {
+	if err := c.CheckInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
 }
 
+// CheckInto is Check decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Check's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until CheckInto returns; on error its contents are unspecified.
+func (c *KitchenServiceClient) CheckInto(ctx context.Context, req *Checked, resp *Checked, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &KitchenServiceServiceDesc, 2, req, resp, opts...)
+}
+
 // Fork calls kitchen.KitchenService/Fork.
 func (c *KitchenServiceClient) Fork(ctx context.Context, req *Kitchen, opts ...rt.CallOption) (*Kitchen, error) {
 	resp := new(Kitchen)
-	if err := c.c.Invoke(ctx, &KitchenServiceServiceDesc, 3, req, resp, opts...); err != nil {
+	if err := c.ForkInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// ForkInto is Fork decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Fork's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until ForkInto returns; on error its contents are unspecified.
+func (c *KitchenServiceClient) ForkInto(ctx context.Context, req *Kitchen, resp *Kitchen, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &KitchenServiceServiceDesc, 3, req, resp, opts...)
 }
 
 // Touch is fire and forget.

@@ -89,8 +89,17 @@ func NewPlainClient(c rt.Invoker) *PlainClient {
 // Ping calls kitchen.Plain/Ping.
 func (c *PlainClient) Ping(ctx context.Context, req *Empty, opts ...rt.CallOption) (*Empty, error) {
 	resp := new(Empty)
-	if err := c.c.Invoke(ctx, &PlainServiceDesc, 0, req, resp, opts...); err != nil {
+	if err := c.PingInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// PingInto is Ping decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Ping's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until PingInto returns; on error its contents are unspecified.
+func (c *PlainClient) PingInto(ctx context.Context, req *Empty, resp *Empty, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &PlainServiceDesc, 0, req, resp, opts...)
 }

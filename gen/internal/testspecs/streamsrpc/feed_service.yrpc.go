@@ -268,8 +268,17 @@ func (c *FeedClient) Chat(ctx context.Context, opts ...rt.CallOption) (rt.BidiSt
 // Last calls streams.Feed/Last.
 func (c *FeedClient) Last(ctx context.Context, req *Topic, opts ...rt.CallOption) (*Tick, error) {
 	resp := new(Tick)
-	if err := c.c.Invoke(ctx, &FeedServiceDesc, 3, req, resp, opts...); err != nil {
+	if err := c.LastInto(ctx, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// LastInto is Last decoding the answer into resp, a message that the
+// caller owns and may reuse from call to call to save Last's allocation.
+// The call resets resp; it leaves the strings, slices and messages of an
+// earlier answer as they were. resp must not be nil nor used by anything
+// else until LastInto returns; on error its contents are unspecified.
+func (c *FeedClient) LastInto(ctx context.Context, req *Topic, resp *Tick, opts ...rt.CallOption) error {
+	return c.c.Invoke(ctx, &FeedServiceDesc, 3, req, resp, opts...)
 }
