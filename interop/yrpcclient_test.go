@@ -25,6 +25,7 @@ import (
 
 	"github.com/yrpc/yrpc/examples/users/userrpc"
 	"github.com/yrpc/yrpc/interop"
+	"github.com/yrpc/yrpc/interop/feedpb"
 	pb "github.com/yrpc/yrpc/interop/userspb"
 	"github.com/yrpc/yrpc/rt"
 )
@@ -183,6 +184,7 @@ func startGRPCGo(t *testing.T, serverTLS *tls.Config) *grpcGoTarget {
 	g := &grpcGoTarget{in: in, users: &grpcUsers{got: make(chan proto.Message, 16), waiting: make(chan struct{}, 8), ended: make(chan error, 8)}}
 	s := grpc.NewServer(opts...)
 	pb.RegisterUsersServer(s, g.users)
+	feedpb.RegisterFeedServer(s, &grpcFeed{users: g.users})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
