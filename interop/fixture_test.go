@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/yrpc/yrpc/examples/feed/feedrpc"
 	"github.com/yrpc/yrpc/examples/users/userrpc"
 	"github.com/yrpc/yrpc/internal/testcerts"
 	"github.com/yrpc/yrpc/interop"
@@ -43,16 +44,19 @@ func testTLS(t *testing.T) (server, client *tls.Config) {
 	return testcerts.ServerConfig(ca.Issue(t, testcerts.Leaf{CN: "users"}), nil), testcerts.ClientConfig(ca)
 }
 
-// env is a yrpc server of examples/users and a grpc-go client of it.
+// env is a yrpc server of examples/users and examples/feed, and a
+// grpc-go client of it.
 type env struct {
 	srv    *rt.Server
 	users  *interop.Users
+	feed   *interop.Feed
 	addr   string
 	conn   *grpc.ClientConn
 	client userspb.UsersClient
 }
 
-// start serves interop.Users on a loopback port until the test ends.
+// start serves interop.Users and interop.Feed on a loopback port until
+// the test ends.
 func start(t *testing.T, tr transport, opts ...rt.ServerOption) *env {
 	t.Helper()
 	e := &env{
@@ -60,6 +64,8 @@ func start(t *testing.T, tr transport, opts ...rt.ServerOption) *env {
 		users: &interop.Users{Waiting: make(chan struct{}, 8), Ended: make(chan error, 8)},
 	}
 	userrpc.RegisterUsers(e.srv, e.users)
+	e.feed = &interop.Feed{Waiting: make(chan struct{}, 8), Ended: make(chan error, 8)}
+	feedrpc.RegisterFeed(e.srv, e.feed)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -71,7 +71,7 @@ func (r *reflector) files(symbol string) *protoregistry.Files {
 	return files
 }
 
-var wantServices = []string{"grpc.health.v1.Health", rt.ReflectionServiceName, rt.ReflectionV1AlphaServiceName, "users.Users"}
+var wantServices = []string{"feed.Feed", "grpc.health.v1.Health", rt.ReflectionServiceName, rt.ReflectionV1AlphaServiceName, "users.Users"}
 
 // grpc-go's reflection clients (v1 and v1alpha) list the services and
 // resolve a method's descriptor, which equals the one protoc made of

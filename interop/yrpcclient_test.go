@@ -25,6 +25,7 @@ import (
 
 	"github.com/yrpc/yrpc/examples/users/userrpc"
 	"github.com/yrpc/yrpc/interop"
+	"github.com/yrpc/yrpc/interop/feedpb"
 	pb "github.com/yrpc/yrpc/interop/userspb"
 	"github.com/yrpc/yrpc/rt"
 )
@@ -183,6 +184,7 @@ func startGRPCGo(t *testing.T, serverTLS *tls.Config) *grpcGoTarget {
 	g := &grpcGoTarget{in: in, users: &grpcUsers{got: make(chan proto.Message, 16), waiting: make(chan struct{}, 8), ended: make(chan error, 8)}}
 	s := grpc.NewServer(opts...)
 	pb.RegisterUsersServer(s, g.users)
+	feedpb.RegisterFeedServer(s, &grpcFeed{users: g.users})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +303,7 @@ func TestYRPCClientCallsGRPCGo(t *testing.T) {
 				}
 			})
 			t.Run("large messages", func(t *testing.T) { yrpcLargeMessages(t, g, c) })
-			t.Run("gzip", func(t *testing.T) { yrpcGzip(t, g, c) })
+			t.Run("gzip", func(t *testing.T) { yrpcGzip(t, g, c, tc.client) })
 		})
 	}
 }
@@ -389,11 +391,11 @@ func yrpcLargeMessages(t *testing.T, g *grpcGoTarget, c *userrpc.UsersClient) {
 	recv(t, g.users.got)
 }
 
-// yrpcGzip: a yrpc client takes grpc-go's gzipped answers. (Its requests
-// stay uncompressed even with WithCompression: it gzips them once a
-// server's answer lists gzip in grpc-accept-encoding, which grpc-go's
-// server never sends.)
-func yrpcGzip(t *testing.T, g *grpcGoTarget, c *userrpc.UsersClient) {
+// yrpcGzip: a yrpc client takes grpc-go's gzipped answers; one with
+// WithCompression gzips its requests to grpc-go's server, which says
+// nothing of the encodings it takes (no grpc-accept-encoding), unary ones
+// from the first call, streams once a unary call went gzipped.
+func yrpcGzip(t *testing.T, g *grpcGoTarget, c *userrpc.UsersClient, opts []rt.ClientOption) {
 	g.users.reset()
 	req := &userrpc.Scalars{Text: strings.Repeat("compress me ", 1000)}
 	resp, err := c.Echo(ctxT(t), req)
@@ -403,5 +405,23 @@ func yrpcGzip(t *testing.T, g *grpcGoTarget, c *userrpc.UsersClient) {
 	recv(t, g.users.got)
 	if ok, sizes := g.in.gzipped(true, len(req.Text)); !ok {
 		t.Errorf("grpc-go's answer (length, compressed): %d: not gzipped", sizes)
+	}
+	if ok, sizes := g.in.gzipped(false, len(req.Text)); ok {
+		t.Errorf("a client without WithCompression gzipped its request (length, compressed): %d", sizes)
+	}
+
+	zcli, err := rt.NewClient(append(opts, rt.WithAddrs(g.url), rt.WithCompression(100))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { zcli.Close() })
+	zc := userrpc.NewUsersClient(zcli)
+	resp, err = zc.Echo(ctxT(t), req)
+	if err != nil || resp.Text != req.Text {
+		t.Fatalf("Echo with WithCompression: %v", err)
+	}
+	recv(t, g.users.got)
+	if ok, sizes := g.in.gzipped(false, len(req.Text)); !ok {
+		t.Errorf("the request grpc-go received (length, compressed): %d: not gzipped", sizes)
 	}
 }

@@ -89,9 +89,10 @@
 // headers and trailers are its metadata (ResponseMetadata, a stream's
 // Trailer); grpc-status, grpc-message and grpc-status-details-bin become
 // the *Error's Code, Message and Details. Answers may be gzipped;
-// WithCompression gzips requests from its threshold once the server said
-// it takes gzip (grpc-accept-encoding in an answer; grpc-go's server never
-// says so, so requests to it stay uncompressed). WithMaxFrameSize bounds
+// WithCompression gzips requests from its threshold (unary calls from the
+// first, streams once a gzipped call went through) until the server
+// refuses gzip: a call it refused for its encoding (Unimplemented) is sent
+// again uncompressed, as are later ones. WithMaxFrameSize bounds
 // each answer's message (ResourceExhausted), a method's MaxMessageSize a stream's messages both
 // ways, WithMaxMetadataSize plus 1 KiB the answer's headers and trailers;
 // WithHeartbeat sends HTTP/2 pings, WithWriteTimeout applies. What

@@ -35,7 +35,10 @@ const (
 //     ServiceDesc.FileDescriptor of the registered services ("users.proto"
 //     for package users; when two services' files have the same name, the
 //     first registered wins), google/protobuf/timestamp.proto,
-//     duration.proto and empty.proto, which yrpc's files import, and the
+//     duration.proto and empty.proto, which yrpc's files import,
+//     google/rpc/status.proto and error_details.proto (with
+//     google/protobuf/any.proto), so that clients such as grpcurl decode
+//     error details (Validate's google.rpc.BadRequest), and the
 //     built-in services' grpc/health/v1/health.proto,
 //     grpc/reflection/v1/reflection.proto and v1alpha/reflection.proto;
 //   - all_extension_numbers_of_type: no extension numbers for a known

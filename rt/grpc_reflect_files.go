@@ -4,8 +4,10 @@ package rt
 
 // The FileDescriptorProtos that server reflection serves besides the
 // registered services' own, as protoc --descriptor_set_out writes them:
-// the well-known types that yrpc's files import (protoc's own copies) and
-// the files of the built-in services (testdata/reflect).
+// the well-known types that yrpc's files import (protoc's own copies),
+// google.rpc's Status and error details (clients decode
+// grpc-status-details-bin with them) and the files of the built-in
+// services (testdata/reflect).
 
 // google/protobuf/timestamp.proto
 const fileGoogleProtobufTimestamp = "" +
@@ -31,6 +33,67 @@ const fileGoogleProtobufEmpty = "" +
 	"\n\x05EmptyB}\n\x13com.google.protobufB\nEmptyProtoP\x01Z.go" +
 	"ogle.golang.org/protobuf/types/known/emptypb\xf8\x01\x01\xa2" +
 	"\x02\x03GPB\xaa\x02\x1eGoogle.Protobuf.WellKnownTypesb\x06proto3"
+
+// google/protobuf/any.proto
+const fileGoogleProtobufAny = "" +
+	"\n\x19google/protobuf/any.proto\x12\x0fgoogle.protobuf\"6\n\x03" +
+	"Any\x12\x19\n\btype_url\x18\x01 \x01(\tR\atypeUrl\x12\x14\n\x05value\x18\x02 \x01(\fR\x05v" +
+	"alueBv\n\x13com.google.protobufB\bAnyProtoP\x01Z,google." +
+	"golang.org/protobuf/types/known/anypb\xa2\x02\x03GPB\xaa\x02\x1eGo" +
+	"ogle.Protobuf.WellKnownTypesb\x06proto3"
+
+// google/rpc/status.proto
+const fileGoogleRpcStatus = "" +
+	"\n\x17google/rpc/status.proto\x12\ngoogle.rpc\x1a\x19google/pr" +
+	"otobuf/any.proto\"f\n\x06Status\x12\x12\n\x04code\x18\x01 \x01(\x05R\x04code\x12\x18" +
+	"\n\amessage\x18\x02 \x01(\tR\amessage\x12.\n\adetails\x18\x03 \x03(\v2\x14.goog" +
+	"le.protobuf.AnyR\adetailsB^\n\x0ecom.google.rpcB\vStat" +
+	"usProtoP\x01Z7google.golang.org/genproto/googleapis" +
+	"/rpc/status;status\xa2\x02\x03RPCb\x06proto3"
+
+// google/rpc/error_details.proto
+const fileGoogleRpcErrorDetails = "" +
+	"\n\x1egoogle/rpc/error_details.proto\x12\ngoogle.rpc\x1a\x1ego" +
+	"ogle/protobuf/duration.proto\"\xb9\x01\n\tErrorInfo\x12\x16\n\x06re" +
+	"ason\x18\x01 \x01(\tR\x06reason\x12\x16\n\x06domain\x18\x02 \x01(\tR\x06domain\x12?\n\bme" +
+	"tadata\x18\x03 \x03(\v2#.google.rpc.ErrorInfo.MetadataEntr" +
+	"yR\bmetadata\x1a;\n\rMetadataEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14" +
+	"\n\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"G\n\tRetryInfo\x12:\n\vretry_d" +
+	"elay\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\nretryDela" +
+	"y\"H\n\tDebugInfo\x12#\n\rstack_entries\x18\x01 \x03(\tR\fstackEntr" +
+	"ies\x12\x16\n\x06detail\x18\x02 \x01(\tR\x06detail\"\x8e\x04\n\fQuotaFailure\x12B\n\n" +
+	"violations\x18\x01 \x03(\v2\".google.rpc.QuotaFailure.Viola" +
+	"tionR\nviolations\x1a\xb9\x03\n\tViolation\x12\x18\n\asubject\x18\x01 \x01(\tR" +
+	"\asubject\x12 \n\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1f\n\vap" +
+	"i_service\x18\x03 \x01(\tR\napiService\x12!\n\fquota_metric\x18\x04 \x01(" +
+	"\tR\vquotaMetric\x12\x19\n\bquota_id\x18\x05 \x01(\tR\aquotaId\x12b\n\x10quo" +
+	"ta_dimensions\x18\x06 \x03(\v27.google.rpc.QuotaFailure.Vi" +
+	"olation.QuotaDimensionsEntryR\x0fquotaDimensions\x12\x1f\n" +
+	"\vquota_value\x18\a \x01(\x03R\nquotaValue\x121\n\x12future_quota_v" +
+	"alue\x18\b \x01(\x03H\x00R\x10futureQuotaValue\x88\x01\x01\x1aB\n\x14QuotaDimens" +
+	"ionsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05valu" +
+	"e:\x028\x01B\x15\n\x13_future_quota_value\"\xbd\x01\n\x13PreconditionFai" +
+	"lure\x12I\n\nviolations\x18\x01 \x03(\v2).google.rpc.Preconditi" +
+	"onFailure.ViolationR\nviolations\x1a[\n\tViolation\x12\x12\n\x04" +
+	"type\x18\x01 \x01(\tR\x04type\x12\x18\n\asubject\x18\x02 \x01(\tR\asubject\x12 \n\vde" +
+	"scription\x18\x03 \x01(\tR\vdescription\"\x8c\x02\n\nBadRequest\x12P\n\x10f" +
+	"ield_violations\x18\x01 \x03(\v2%.google.rpc.BadRequest.Fi" +
+	"eldViolationR\x0ffieldViolations\x1a\xab\x01\n\x0eFieldViolation" +
+	"\x12\x14\n\x05field\x18\x01 \x01(\tR\x05field\x12 \n\vdescription\x18\x02 \x01(\tR\vdes" +
+	"cription\x12\x16\n\x06reason\x18\x03 \x01(\tR\x06reason\x12I\n\x11localized_me" +
+	"ssage\x18\x04 \x01(\v2\x1c.google.rpc.LocalizedMessageR\x10local" +
+	"izedMessage\"O\n\vRequestInfo\x12\x1d\n\nrequest_id\x18\x01 \x01(\tR\t" +
+	"requestId\x12!\n\fserving_data\x18\x02 \x01(\tR\vservingData\"\x90\x01\n" +
+	"\fResourceInfo\x12#\n\rresource_type\x18\x01 \x01(\tR\fresourceTy" +
+	"pe\x12#\n\rresource_name\x18\x02 \x01(\tR\fresourceName\x12\x14\n\x05owner" +
+	"\x18\x03 \x01(\tR\x05owner\x12 \n\vdescription\x18\x04 \x01(\tR\vdescription\"" +
+	"o\n\x04Help\x12+\n\x05links\x18\x01 \x03(\v2\x15.google.rpc.Help.LinkR\x05l" +
+	"inks\x1a:\n\x04Link\x12 \n\vdescription\x18\x01 \x01(\tR\vdescription\x12\x10" +
+	"\n\x03url\x18\x02 \x01(\tR\x03url\"D\n\x10LocalizedMessage\x12\x16\n\x06locale\x18\x01" +
+	" \x01(\tR\x06locale\x12\x18\n\amessage\x18\x02 \x01(\tR\amessageBl\n\x0ecom.go" +
+	"ogle.rpcB\x11ErrorDetailsProtoP\x01Z?google.golang.org" +
+	"/genproto/googleapis/rpc/errdetails;errdetails\xa2\x02" +
+	"\x03RPCb\x06proto3"
 
 // grpc/health/v1/health.proto
 const fileGRPCHealthV1Health = "" +
@@ -129,6 +192,9 @@ func reflectBuiltinFiles() []string {
 		fileGoogleProtobufTimestamp,
 		fileGoogleProtobufDuration,
 		fileGoogleProtobufEmpty,
+		fileGoogleProtobufAny,
+		fileGoogleRpcStatus,
+		fileGoogleRpcErrorDetails,
 		fileGRPCHealthV1Health,
 		fileGRPCReflectionV1Reflection,
 		fileGRPCReflectionV1alphaReflection,

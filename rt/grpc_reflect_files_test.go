@@ -19,11 +19,15 @@ var updateReflect = flag.Bool("update", false, "TestReflectFiles: rewrite grpc_r
 
 // reflectFileSources are the files of reflectBuiltinFiles, in its order:
 // the well-known types from protoc's own include directory, the others
-// from testdata/reflect.
+// from testdata/reflect (google/rpc's: googleapis' messages, for error
+// details).
 var reflectFileSources = []string{
 	"google/protobuf/timestamp.proto",
 	"google/protobuf/duration.proto",
 	"google/protobuf/empty.proto",
+	"google/protobuf/any.proto",
+	"google/rpc/status.proto",
+	"google/rpc/error_details.proto",
 	"grpc/health/v1/health.proto",
 	"grpc/reflection/v1/reflection.proto",
 	"grpc/reflection/v1alpha/reflection.proto",
@@ -128,6 +132,8 @@ package rt
 
 // The FileDescriptorProtos that server reflection serves besides the
 // registered services' own, as protoc --descriptor_set_out writes them:
-// the well-known types that yrpc's files import (protoc's own copies) and
-// the files of the built-in services (testdata/reflect).
+// the well-known types that yrpc's files import (protoc's own copies),
+// google.rpc's Status and error details (clients decode
+// grpc-status-details-bin with them) and the files of the built-in
+// services (testdata/reflect).
 `

@@ -260,6 +260,10 @@ func TestReflection(t *testing.T) {
 				rt.ReflectionServiceName + ".ServerReflectionInfo":           {"grpc/reflection/v1/reflection.proto"},
 				rt.ReflectionV1AlphaServiceName + ".ServerReflectionInfo":    {"grpc/reflection/v1alpha/reflection.proto"},
 				"grpc.reflection.v1.ServerReflectionRequest.message_request": {"grpc/reflection/v1/reflection.proto"},
+				// Error details' types, with the imports not sent yet
+				// (duration.proto came with users.proto).
+				"google.rpc.BadRequest.FieldViolation.field": {"google/rpc/error_details.proto"},
+				"google.rpc.Status":                          {"google/rpc/status.proto", "google/protobuf/any.proto"},
 			} {
 				if a := ask(t, s, reflectQ("", 4, sym)); !slices.Equal(files(a), want) {
 					t.Errorf("file_containing_symbol %q: files %q code %d %q", sym, files(a), a.code, a.message)

@@ -29,18 +29,28 @@ import (
 // server refused it before running it.
 func (c *Conn) Call(ctx context.Context, r *conn.Request, pd *conn.Pending) error {
 	pd.MD = nil
-	p := c.p
 	timeout, err := timeoutOf(ctx, r)
-	if err != nil {
-		return err
-	}
-	gz := c.sendGzip()
-	body, err := c.appendMessage(nil, r.Name, r.Req, r.MaxMessage, gz)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := requestContext(ctx, r.Deadline)
 	defer cancel()
+	gz := c.sendGzip(false)
+	err = c.call(ctx, r, pd, timeout, gz)
+	if gz && c.noteGzipAnswer(err) {
+		pd.MD = nil
+		err = c.call(ctx, r, pd, timeout, false)
+	}
+	return err
+}
+
+// call makes the call r once, its request gzipped when gz.
+func (c *Conn) call(ctx context.Context, r *conn.Request, pd *conn.Pending, timeout time.Duration, gz bool) error {
+	p := c.p
+	body, err := c.appendMessage(nil, r.Name, r.Req, r.MaxMessage, gz)
+	if err != nil {
+		return err
+	}
 	t := new(sentTrace)
 	t.ct.WroteHeaders = t.wroteHeaders
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &t.ct), http.MethodPost, p.base+r.Name, bytes.NewReader(body))
@@ -92,9 +102,6 @@ func timeoutOf(ctx context.Context, r *conn.Request) (time.Duration, error) {
 	}
 	return t, nil
 }
-
-// sendGzip reports whether requests on c may be gzipped.
-func (c *Conn) sendGzip() bool { return c.p.cfg.Compress > 0 && c.gzipOK.Load() }
 
 // appendMessage appends m, length-prefixed, to dst: gzipped when gz and m
 // has at least Config.Compress bytes. A message over max bytes (0: no

@@ -18,7 +18,7 @@
 // google.rpc.Status) come back as the error's code, message and details;
 // the response's headers and trailers are its metadata. Responses may be
 // gzipped (grpc-encoding); requests are gzipped from Config.Compress bytes
-// once the server said it accepts gzip. Response messages are bounded by
+// unless the server refuses gzip (Config.Compress says how that is told). Response messages are bounded by
 // Config.MaxMessage (ResourceExhausted). The framing, timeout, status and
 // metadata encodings are package grpcwire's.
 package grpcclient

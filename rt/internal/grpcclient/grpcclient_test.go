@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -255,39 +256,157 @@ func TestRequestHeaders(t *testing.T) {
 	}
 }
 
-// Requests are gzipped once the server said it takes gzip, from the
-// Compress threshold on.
-func TestRequestGzip(t *testing.T) {
-	checkLeaks(t)
-	type seen struct {
-		encoding string
-		flags    byte
-	}
-	var mu sync.Mutex
-	var reqs []seen
-	p := newTestPool(t, newServer(t, func(w http.ResponseWriter, r *http.Request) {
+// gzipServer records the encoding and flags of each request and answers
+// its message back; a server that refuses gzip (refuse) answers a gzipped
+// request Unimplemented as grpc-go does, and accept is its
+// grpc-accept-encoding (empty: none, as grpc-go's).
+type gzipServer struct {
+	refuse bool
+	accept string
+	mu     sync.Mutex
+	reqs   []gzipSeen
+}
+
+type gzipSeen struct {
+	encoding string
+	flags    byte
+}
+
+func (g *gzipServer) serve(t *testing.T) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		enc := r.Header.Get("Grpc-Encoding")
+		var hdr []string
+		if g.accept != "" {
+			hdr = []string{"Grpc-Accept-Encoding", g.accept}
+		}
+		if g.refuse && enc == "gzip" {
+			g.mu.Lock()
+			g.reqs = append(g.reqs, gzipSeen{enc, 0xff})
+			g.mu.Unlock()
+			w.Header().Set("Content-Type", "application/grpc")
+			w.Header().Set("Grpc-Status", "12")
+			w.Header().Set("Grpc-Message", `grpc: Decompressor is not installed for grpc-encoding "gzip"`)
+			w.WriteHeader(http.StatusOK)
+			return
+		}
 		flags, msg, err := grpcwire.NewReader(r.Body, 1<<20, nil).Next()
 		if err != nil {
 			t.Error(err)
 			return
 		}
-		mu.Lock()
-		reqs = append(reqs, seen{r.Header.Get("Grpc-Encoding"), flags})
-		mu.Unlock()
+		g.mu.Lock()
+		g.reqs = append(g.reqs, gzipSeen{enc, flags})
+		g.mu.Unlock()
 		if flags&grpcwire.FlagCompressed != 0 {
 			msg, _ = grpcwire.Decompress(new(gzip.Reader), nil, msg, 1<<20)
 		}
-		answer(w, []string{"Grpc-Accept-Encoding", "gzip"}, frame(0, msg), "Grpc-Status", "0")
-	}), Config{Compress: 100})
-	big := strings.Repeat("z", 1000)
-	for _, req := range []string{big, "small", big} {
-		if got, _, err := unary(ctxT(t), p, req); err != nil || got != req {
-			t.Fatalf("%d bytes: %d bytes %v", len(req), len(got), err)
+		answer(w, hdr, frame(0, msg), "Grpc-Status", "0")
+	}
+}
+
+// Requests are gzipped from the Compress threshold on, from the first
+// call unless the server lists encodings without gzip; a server that
+// refuses gzip gets the call again identity, and identity from then on
+// (0xff: a request refused unread).
+func TestRequestGzip(t *testing.T) {
+	checkLeaks(t)
+	const none, gz, refused = byte(0), grpcwire.FlagCompressed, byte(0xff)
+	tests := []struct {
+		name   string
+		srv    *gzipServer
+		thresh int
+		want   []gzipSeen
+	}{
+		{name: "accepts, silent", srv: &gzipServer{}, thresh: 100,
+			want: []gzipSeen{{"gzip", gz}, {"gzip", none}, {"gzip", gz}}},
+		{name: "lists gzip", srv: &gzipServer{accept: "identity, gzip"}, thresh: 100,
+			want: []gzipSeen{{"gzip", gz}, {"gzip", none}, {"gzip", gz}}},
+		{name: "lists no gzip", srv: &gzipServer{accept: "identity,deflate"}, thresh: 100,
+			want: []gzipSeen{{"gzip", gz}, {"", none}, {"", none}}},
+		{name: "refuses", srv: &gzipServer{refuse: true}, thresh: 100,
+			want: []gzipSeen{{"gzip", refused}, {"", none}, {"", none}, {"", none}}},
+		{name: "compression off", srv: &gzipServer{accept: "gzip"},
+			want: []gzipSeen{{"", none}, {"", none}, {"", none}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newTestPool(t, newServer(t, tt.srv.serve(t)), Config{Compress: tt.thresh})
+			big := strings.Repeat("z", 1000)
+			for _, req := range []string{big, "small", big} {
+				if got, _, err := unary(ctxT(t), p, req); err != nil || got != req {
+					t.Fatalf("%d bytes: %d bytes %v", len(req), len(got), err)
+				}
+			}
+			tt.srv.mu.Lock()
+			defer tt.srv.mu.Unlock()
+			if !slices.Equal(tt.srv.reqs, tt.want) {
+				t.Errorf("requests %+v, want %+v", tt.srv.reqs, tt.want)
+			}
+		})
+	}
+}
+
+// Streams are gzipped once the server took a gzipped call, not before:
+// a refusal could not be sent again.
+func TestStreamGzip(t *testing.T) {
+	checkLeaks(t)
+	var srv gzipServer
+	p := newTestPool(t, newServer(t, srv.serve(t)), Config{Compress: 10})
+	big := strings.Repeat("z", 100)
+	stream := func() {
+		t.Helper()
+		c, err := p.Get(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := c.OpenStream(ctxT(t), &conn.Request{Name: "t.S/M"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send(&bmsg{[]byte(big)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CloseSend(); err != nil {
+			t.Fatal(err)
+		}
+		var m bmsg
+		if err := s.Recv(&m); err != nil || string(m.b) != big {
+			t.Fatalf("recv %d bytes, %v", len(m.b), err)
+		}
+		if err := s.Recv(&m); err != io.EOF {
+			t.Fatalf("end %v", err)
 		}
 	}
-	want := []seen{{"", 0}, {"gzip", 0}, {"gzip", grpcwire.FlagCompressed}}
-	if len(reqs) != 3 || reqs[0] != want[0] || reqs[1] != want[1] || reqs[2] != want[2] {
-		t.Errorf("requests %+v, want %+v", reqs, want)
+	stream()
+	if got, _, err := unary(ctxT(t), p, big); err != nil || got != big {
+		t.Fatalf("unary: %d bytes %v", len(got), err)
+	}
+	stream()
+	want := []gzipSeen{{"", 0}, {"gzip", grpcwire.FlagCompressed}, {"gzip", grpcwire.FlagCompressed}}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if !slices.Equal(srv.reqs, want) {
+		t.Errorf("requests %+v, want %+v", srv.reqs, want)
+	}
+}
+
+// gzipRefusal tells a refused encoding from other Unimplemented errors.
+func TestGzipRefusal(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{&conn.Error{Code: unimplemented, Remote: true, Message: `t.S/M: grpc: Decompressor is not installed for grpc-encoding "gzip"`}, true},
+		{&conn.Error{Code: unimplemented, Remote: true, Message: "Can't find decompressor for gzip"}, true},
+		{&conn.Error{Code: unimplemented, Remote: true, Message: "unknown service t.S"}, false},
+		{&conn.Error{Code: internal, Remote: true, Message: `grpc-encoding "gzip"`}, false},
+		{&conn.Error{Code: unimplemented, Message: `grpc-encoding "gzip"`}, false},
+		{nil, false},
+	}
+	for _, tt := range tests {
+		if got := gzipRefusal(tt.err); got != tt.want {
+			t.Errorf("gzipRefusal(%v) = %v, want %v", tt.err, got, tt.want)
+		}
 	}
 }
 

@@ -135,15 +135,7 @@ func (p *Pool) head(name string, res *http.Response) *conn.Error {
 // encoding reads the response's grpc-encoding (true: gzip) and notes
 // whether the server accepts gzipped requests.
 func (c *Conn) encoding(name string, h http.Header) (bool, *conn.Error) {
-	if c.p.cfg.Compress > 0 && !c.gzipOK.Load() {
-		for _, v := range h[hdrAcceptEncoding] {
-			for e := range strings.SplitSeq(v, ",") {
-				if strings.TrimSpace(e) == "gzip" {
-					c.gzipOK.Store(true)
-				}
-			}
-		}
-	}
+	c.noteAccepted(h)
 	switch e := first(h[hdrEncoding]); e {
 	case "", "identity":
 		return false, nil

@@ -41,9 +41,12 @@ type Config struct {
 	// WriteTimeout closes a connection whose server takes none of the
 	// bytes written to it for that long; 0: never.
 	WriteTimeout time.Duration
-	// Compress is the size from which request messages are gzipped, once
-	// the connection's server has said it accepts gzip
-	// (grpc-accept-encoding); 0: never.
+	// Compress is the size from which request messages are gzipped; 0:
+	// never. Unary calls are sent gzipped (grpc-encoding gzip) until the
+	// connection's server refuses gzip: it lists encodings without it
+	// (grpc-accept-encoding), or answers a gzipped call Unimplemented
+	// about its encoding, which is then sent again identity. Streams are
+	// gzipped once the server listed gzip or answered a gzipped call.
 	Compress int
 	// Now is the clock of redial backoff; nil: time.Now.
 	Now func() time.Time
@@ -303,8 +306,8 @@ func (p *Pool) Close(err error) {
 type Conn struct {
 	p       *Pool
 	cc      *http.ClientConn
-	retired atomic.Bool // a newer connection replaces it: no new calls
-	gzipOK  atomic.Bool // the server accepts gzipped requests
+	retired atomic.Bool  // a newer connection replaces it: no new calls
+	gzip    atomic.Int32 // gzipUnknown, gzipAccepted or gzipRefused
 }
 
 // usable reports whether new calls may use the connection.

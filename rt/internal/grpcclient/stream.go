@@ -69,7 +69,7 @@ func (c *Conn) OpenStream(ctx context.Context, r *conn.Request, onEnd func(error
 	rctx, cancel := requestContext(ctx, r.Deadline)
 	pr, pw := io.Pipe()
 	s := &Stream{c: c, name: r.Name, ctx: rctx, cancel: cancel, onEnd: onEnd, pw: pw, limit: r.MaxMessage,
-		gzOut: c.sendGzip(), wrote: make(chan struct{}), ready: make(chan struct{})}
+		gzOut: c.sendGzip(true), wrote: make(chan struct{}), ready: make(chan struct{})}
 	var once sync.Once
 	trace := &httptrace.ClientTrace{WroteHeaders: func() { once.Do(func() { close(s.wrote) }) }}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, p.base+r.Name, pr)
