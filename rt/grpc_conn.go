@@ -99,11 +99,9 @@ func isGRPCListener(lis net.Listener) bool {
 }
 
 // ServeGRPC serves gRPC and gRPC-Web alone on lis: what Serve does for
-// yrpc (and, with GRPCSamePort, for both), as WithGRPC describes. With a
-// registry, the services are registered for lis's address too, as
-// answering gRPC only (see advertised): yrpc clients of the registry then
-// call the server on both addresses, each a provider of its own. It fails
-// at once with WithGRPC(GRPCOff).
+// yrpc (and, with GRPCSamePort, for both), as WithGRPC describes. The
+// services are not registered in the registry for lis's address. It
+// fails at once with WithGRPC(GRPCOff).
 func (s *Server) ServeGRPC(ctx context.Context, lis net.Listener) error {
 	if s.grpc == nil {
 		return errors.New("rt: ServeGRPC: gRPC is off (WithGRPC(GRPCOff))")
@@ -111,30 +109,12 @@ func (s *Server) ServeGRPC(ctx context.Context, lis net.Listener) error {
 	return s.Serve(ctx, grpcListener{lis})
 }
 
-// advertised is the address the services are registered at for lis, and
-// the protocols it answers. Serve's listeners: WithAdvertiseAddr's address
-// (default: lis's), yrpc and, with GRPCSamePort, gRPC. ServeGRPC's: lis's
-// port on WithAdvertiseAddr's host (default: lis's address), gRPC only,
-// which yrpc clients call over gRPC (grpc:// or, with their WithTLS,
-// grpcs://).
-func (s *Server) advertised(lis net.Listener) (string, []string) {
-	if !isGRPCListener(lis) {
-		addr := s.o.advertise
-		if addr == "" {
-			addr = advertiseAddr(lis.Addr())
-		}
-		if s.o.grpcMode == GRPCSamePort {
-			return addr, []string{ProtocolYRPC, ProtocolGRPC}
-		}
-		return addr, []string{ProtocolYRPC}
+// protocols lists what the server's registered addresses answer.
+func (s *Server) protocols() []string {
+	if s.o.grpcMode == GRPCSamePort {
+		return []string{ProtocolYRPC, ProtocolGRPC}
 	}
-	addr := advertiseAddr(lis.Addr())
-	if host, _, err := net.SplitHostPort(s.o.advertise); err == nil {
-		if _, port, err := net.SplitHostPort(addr); err == nil {
-			addr = net.JoinHostPort(host, port)
-		}
-	}
-	return addr, []string{ProtocolGRPC}
+	return []string{ProtocolYRPC}
 }
 
 // httpALPN reports whether a TLS client's protocol p is one the server

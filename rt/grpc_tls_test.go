@@ -94,7 +94,7 @@ func TestGRPCAuth(t *testing.T) {
 }
 
 // WithGRPC(GRPCOwnPort): Serve's listener speaks yrpc only, ServeGRPC's
-// gRPC only, and each is registered with its protocol. WithGRPC(GRPCOff): no
+// gRPC only, and only the first is registered. WithGRPC(GRPCOff): no
 // gRPC, and ServeGRPC fails.
 func TestGRPCModes(t *testing.T) {
 	checkLeaks(t)
@@ -134,9 +134,8 @@ func TestGRPCModes(t *testing.T) {
 		}
 	}
 	snap := registryProviders(t, reg, testDesc.Name)
-	want := map[string]string{yaddr: "yrpc", gaddr: "grpc"}
-	if len(snap) != 2 || want[snap[0].Addr] != strings.Join(snap[0].Protocols, ",") || want[snap[1].Addr] != strings.Join(snap[1].Protocols, ",") {
-		t.Errorf("registered %+v, want %q", snap, want)
+	if len(snap) != 1 || snap[0].Addr != yaddr || strings.Join(snap[0].Protocols, ",") != "yrpc" {
+		t.Errorf("registered %+v, want yrpc's listener only", snap)
 	}
 
 	off := rt.NewServer(rt.WithGRPC(rt.GRPCOff))
@@ -160,52 +159,6 @@ func TestGRPCRegistryProtocols(t *testing.T) {
 	serve(t, srv)
 	if ps := registryProviders(t, reg, testDesc.Name); len(ps) != 1 || strings.Join(ps[0].Protocols, ",") != "yrpc,grpc" {
 		t.Errorf("registered %+v", ps)
-	}
-}
-
-// A server that serves gRPC alone, on a port of its own, registers that
-// port as answering gRPC, with its TLS and registry token: a yrpc client
-// of the registry calls it over gRPC (grpc://, or grpcs:// with TLS).
-func TestGRPCOwnPortRegistered(t *testing.T) {
-	checkLeaks(t)
-	ca := testcerts.NewCA(t, "test CA")
-	for _, c := range []struct {
-		name   string
-		server []rt.ServerOption
-		client []rt.ClientOption
-	}{
-		{"h2c", nil, nil},
-		{"tls", []rt.ServerOption{rt.WithTLS(testcerts.ServerConfig(ca.Issue(t, testcerts.Leaf{CN: "server"}), nil))}, []rt.ClientOption{rt.WithTLS(testcerts.ClientConfig(ca))}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			reg := registry.NewMemory()
-			t.Cleanup(func() { reg.Close() })
-			srv := rt.NewServer(append(c.server, rt.WithGRPC(rt.GRPCOwnPort), rt.WithRegistry(reg), rt.WithRegistryToken(true))...)
-			srv.RegisterService(&testDesc, newTestImpl())
-			lis, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- srv.ServeGRPC(context.Background(), lis) }()
-			t.Cleanup(func() {
-				srv.Close()
-				<-done
-			})
-			<-srv.Ready()
-			ps := registryProviders(t, reg, testDesc.Name)
-			if len(ps) != 1 || ps[0].Addr != lis.Addr().String() || strings.Join(ps[0].Protocols, ",") != "grpc" || ps[0].TLS != (c.server != nil) || ps[0].Token == "" {
-				t.Fatalf("registered %+v, want %s answering grpc", ps, lis.Addr())
-			}
-			cli, err := rt.NewClient(append(c.client, rt.WithRegistry(reg))...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cli.Close()
-			if got, err := call(ctxT(t), cli, &testDesc, 0, "via the registry", rt.WithCallTimeout(5*time.Second)); err != nil || got != "via the registry" {
-				t.Errorf("a registry client: %q %v", got, err)
-			}
-		})
 	}
 }
 

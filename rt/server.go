@@ -411,19 +411,21 @@ func (s *Server) admit(ip string) string {
 	return ""
 }
 
-// announce registers every service for lis, at the address and with the
-// protocols advertised for it, and starts watching their governance
-// config.
+// announce registers every service for lis and starts watching their
+// governance config.
 func (s *Server) announce(ctx context.Context, lis net.Listener) error {
 	reg := s.o.registry
-	if reg == nil {
+	if reg == nil || isGRPCListener(lis) {
 		return nil
 	}
-	addr, protocols := s.advertised(lis)
+	addr := s.o.advertise
+	if addr == "" {
+		addr = advertiseAddr(lis.Addr())
+	}
 	now := s.o.clock.Now()
 	for _, se := range s.services {
 		e := registry.Endpoint{Key: se.key, Role: registry.Provider, Addr: addr, Weight: s.o.weight, App: s.o.app, Tags: s.o.tags, StartTime: now,
-			TLS: s.o.tls != nil && !s.o.plaintextOK, Token: s.token, Methods: se.methodNames(), Protocols: protocols,
+			TLS: s.o.tls != nil && !s.o.plaintextOK, Token: s.token, Methods: se.methodNames(), Protocols: s.protocols(),
 			NotServing: s.health.notServing()}
 		if err := reg.Register(ctx, e); err != nil {
 			return fmt.Errorf("rt: register %s at %s: %w", se.key, addr, err)
