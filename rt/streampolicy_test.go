@@ -3,6 +3,7 @@ package rt_test
 import (
 	"context"
 	"io"
+	"net"
 	"slices"
 	"testing"
 	"time"
@@ -140,5 +141,104 @@ func TestStreamAbandonedAfterAFailedTry(t *testing.T) {
 	calls, attempts := obs.clientEvents()
 	if calls[0].Code != "Unavailable" || attempts[0].Code != "Unavailable" || attempts[0].Attempt != 1 {
 		t.Fatalf("stream event %+v, attempt %+v: want Unavailable, attempt 1", calls[0], attempts[0])
+	}
+}
+
+// breakerOf returns the state of provider i's breaker for test.Feed.
+func (c *cluster) breakerOf(i int) string {
+	for _, p := range c.cli.Providers(&feedDesc) {
+		if p.Addr == c.addr(i) {
+			return p.Breaker
+		}
+	}
+	return ""
+}
+
+// A provider whose streams keep failing before their first message gets
+// its breaker opened: later streams go to the other provider. Once it
+// serves again, the breaker's probes (half-open, on the client's clock)
+// close it, and streams reach it again.
+func TestStreamBreaker(t *testing.T) {
+	c := newCluster(t, 2)
+	c.feeds[0].refuse.Store(int32(rt.Unavailable))
+	ctx := ctxT(t)
+	count := func() error {
+		got, err := recvAll(t, openCount(t, ctx, c.cli, &feedDesc, "1"))
+		if err == io.EOF && len(got) != 1 {
+			t.Fatalf("Count 1: %q", got)
+		}
+		return err
+	}
+	n := 0
+	for ; c.breakerOf(0) != "open"; n++ {
+		if n == 300 {
+			t.Fatalf("breaker of %s %q after %d streams, %d of them failed there", c.addr(0), c.breakerOf(0), n, c.feeds[0].refused.Load())
+		}
+		if err := count(); err != io.EOF && rt.CodeOf(err) != rt.Unavailable {
+			t.Fatalf("stream %d: %v", n, err)
+		}
+	}
+	t.Logf("breaker of %s open after %d streams (%d failed there)", c.addr(0), n, c.feeds[0].refused.Load())
+	refused := c.feeds[0].refused.Load()
+	for i := range 50 {
+		if err := count(); err != io.EOF {
+			t.Fatalf("stream %d with the failing provider's breaker open: %v", i, err)
+		}
+	}
+	if d := c.feeds[0].refused.Load() - refused; d != 0 {
+		t.Fatalf("%d streams reached %s with its breaker open", d, c.addr(0))
+	}
+
+	c.feeds[0].refuse.Store(0)
+	c.clock.Advance(time.Minute) // past OpenFor: half-open
+	for n = 0; c.breakerOf(0) != "closed"; n++ {
+		if n == 300 {
+			t.Fatalf("breaker of the recovered %s %q after %d streams", c.addr(0), c.breakerOf(0), n)
+		}
+		if err := count(); err != io.EOF {
+			t.Fatalf("stream %d after the recovery: %v", n, err)
+		}
+	}
+	served := len(c.feeds[0].started)
+	for range 40 {
+		if err := count(); err != io.EOF {
+			t.Fatal(err)
+		}
+	}
+	if len(c.feeds[0].started) == served {
+		t.Fatalf("no stream of 40 reached %s once its breaker closed", c.addr(0))
+	}
+}
+
+// A lost connection ends every stream on it; it counts once against its
+// provider's breaker, as it does for unary calls, not once per stream.
+func TestStreamConnectionLossCountsOnce(t *testing.T) {
+	var c *cluster
+	conns := make(chan net.Conn, 10)
+	dial := func(ctx context.Context, addr string) (net.Conn, error) {
+		nc, err := c.net.Dial(ctx, addr)
+		if err == nil {
+			conns <- nc
+		}
+		return nc, err
+	}
+	c = newCluster(t, 1, rt.WithDialer(dial))
+	ctx := ctxT(t)
+	var streams []*rt.GenericClientStream[msg, msg]
+	for range 10 {
+		streams = append(streams, openCount(t, ctx, c.cli, &feedDesc, "block"))
+		<-c.feeds[0].started
+	}
+	(<-conns).Close() // the connection is lost under the client
+	for i, s := range streams {
+		if _, err := s.Recv(); rt.CodeOf(err) != rt.Unavailable || rt.IsRemote(err) {
+			t.Fatalf("stream %d: %v, want Unavailable from the client's side", i, err)
+		}
+	}
+	if b := c.breakerOf(0); b != "closed" {
+		t.Fatalf("breaker %q after one lost connection that ended %d streams, want closed", b, len(streams))
+	}
+	if got, err := recvAll(t, openCount(t, ctx, c.cli, &feedDesc, "1")); err != io.EOF || len(got) != 1 {
+		t.Fatalf("a stream after the loss: %q, %v", got, err)
 	}
 }
