@@ -43,10 +43,22 @@ func (c *Client) NewStream(ctx context.Context, sd *ServiceDesc, m int, opts ...
 	return open(ctx, st.info(m))
 }
 
-// openStream opens the stream on a provider.
+// openStream opens the stream on a provider. A stream that fails to open
+// is reported to the observer as a call, as its tries are; one that
+// opens is reported when it ends (clientStream.finish).
 func (c *Client) openStream(ctx context.Context, st *svcState, info *CallInfo, o *callOptions) (ClientStreamer, error) {
-	m := info.Method
 	start := c.o.clock.Now()
+	s, err := c.newClientStream(ctx, st, info, o, start)
+	if err != nil {
+		observeStream(c, st, info, err, start)
+		return nil, err
+	}
+	return s, nil
+}
+
+// newClientStream resolves the stream's providers and opens it on one.
+func (c *Client) newClientStream(ctx context.Context, st *svcState, info *CallInfo, o *callOptions, start time.Time) (*clientStream, error) {
+	m := info.Method
 	if lim := st.limits[info.Index]; lim != nil && !lim.Allow(start) { // per stream opened, as per call
 		return nil, Errorf(ResourceExhausted, "%s: the client's rate limit for the method is exceeded (not sent)", m.FullName)
 	}
@@ -86,17 +98,29 @@ func (c *Client) openStream(ctx context.Context, st *svcState, info *CallInfo, o
 	}
 	if err := s.openNext(); err != nil {
 		s.cancel()
-		if obs := c.o.observer; obs != nil {
-			obs.Observe(metrics.Event{Side: metrics.Client, Service: st.sd.Name, Method: m.Name, Code: CodeOf(err).String(), Latency: c.o.clock.Now().Sub(start)})
-		}
 		return nil, err
 	}
 	return s, nil
 }
 
+// observeStream reports a whole stream to the client's observer, as do
+// reports a whole unary call: Attempt 0, no instance, the code its caller
+// saw and its time from start.
+func observeStream(c *Client, st *svcState, info *CallInfo, err error, start time.Time) {
+	if obs := c.o.observer; obs != nil {
+		obs.Observe(metrics.Event{Side: metrics.Client, Service: st.sd.Name, Method: info.Method.Name,
+			Code: CodeOf(err).String(), Latency: c.o.clock.Now().Sub(start)})
+	}
+}
+
 // clientStream is the client's end of an open stream: it turns the
 // connection's stream errors into *Error values, and tries a failed
 // server stream again elsewhere before its first response.
+//
+// The observer sees each try as an attempt (Attempt n, its provider) when
+// it ends, and the stream once as a call (Attempt 0) when its last try
+// has ended: when a try ends and no retry may follow, or when RecvMsg
+// gives up retrying, or when the context ends while a retry was possible.
 type clientStream struct {
 	c      *Client
 	st     *svcState
@@ -108,13 +132,15 @@ type clientStream struct {
 	cancel context.CancelFunc
 	start  time.Time
 	tries  int // server streams: how many providers may be tried in all
-	opened int // tries opened
 
 	mu       sync.Mutex
+	opened   int // tries opened (or being opened); the last is the current one
 	cur      *streamTry
-	replay   []byte // a retryable server stream's request, to send again
-	halfDone bool   // CloseSend was called
-	received bool   // a response reached the caller: no more retries
+	replay   []byte      // a retryable server stream's request, to send again
+	halfDone bool        // CloseSend was called
+	received bool        // a response reached the caller: no more retries
+	finished bool        // the stream's call event is out
+	pending  func() bool // stops finishing on the context's end while a retry may follow
 
 	// RecvMsg returned the stream's end; only RecvMsg's goroutine uses it
 	// (one goroutine receives, as the stream's contract says).
@@ -122,11 +148,13 @@ type clientStream struct {
 }
 
 // streamTry is the stream on one provider; it settles with that
-// provider's breaker and the metrics when it ends.
+// provider's breaker and reports an attempt event when it ends.
 type streamTry struct {
 	s      *clientStream
+	n      int // 1, 2, ...: the attempt number
 	ep     *endpoint
 	ticket breakerTicket
+	pc     transportConn
 	cs     connStream
 	start  time.Time
 	once   sync.Once
@@ -145,9 +173,16 @@ func (s *clientStream) openNext() error {
 			return unwrapNotSent(err)
 		}
 		s.pick.Tried = append(s.pick.Tried, i)
+		s.mu.Lock()
 		s.opened++
-		t := &streamTry{s: s, ep: ep, ticket: ticket, start: s.c.o.clock.Now()}
-		if err = t.open(s.opened); err == nil {
+		t := &streamTry{s: s, n: s.opened, ep: ep, ticket: ticket, start: s.c.o.clock.Now()}
+		stop := s.pending // the last try's end no longer ends the stream
+		s.pending = nil
+		s.mu.Unlock()
+		if stop != nil {
+			stop()
+		}
+		if err = t.open(); err == nil {
 			s.mu.Lock()
 			s.cur = t
 			s.mu.Unlock()
@@ -161,19 +196,23 @@ func (s *clientStream) openNext() error {
 }
 
 // open opens the stream on t.ep; errors are marked not sent when it did
-// not reach the provider (then the ticket is settled already).
-func (t *streamTry) open(n int) error {
+// not reach the provider. A try that fails to open is settled and
+// reported here; one that opens, when it ends.
+func (t *streamTry) open() error {
 	s := t.s
 	c, m := s.c, s.info.Method
 	meta := t.ep.meta.Load()
 	if meta.tls && c.o.tls == nil {
 		t.ep.br.Release(t.ticket)
-		return &errNotSent{Errorf(FailedPrecondition, "%s: provider %s requires TLS: configure the client with rt.WithTLS", m.FullName, t.ep.addr)}
+		err := &errNotSent{Errorf(FailedPrecondition, "%s: provider %s requires TLS: configure the client with rt.WithTLS", m.FullName, t.ep.addr)}
+		t.observe(err, c.o.clock.Now())
+		return err
 	}
-	md := requestMD(nil, s.ctx, c.o.app, n, s.st.keyMD, s.creds, meta.token)
+	md := requestMD(nil, s.ctx, c.o.app, t.n, s.st.keyMD, s.creds, meta.token)
 	req := conn.Request{Method: m.ID, Name: m.FullName, Deadline: deadlineOf(s.ctx), MD: md, MaxMessage: m.Policy.MaxMessageSize}
 	pc, err := t.ep.tr.get(s.ctx)
 	if err == nil {
+		t.pc = pc
 		t.ep.active.Add(1)
 		t.cs, err = pc.openStream(s.ctx, &req, t.ended)
 		if err != nil {
@@ -181,9 +220,8 @@ func (t *streamTry) open(n int) error {
 		}
 	}
 	if err != nil {
-		err = fromConn(err)
-		settle(t.ep, t.ticket, err, nil, c.o.clock.Now())
-		return err
+		t.done(err, false)
+		return fromConn(err)
 	}
 	return nil
 }
@@ -196,19 +234,67 @@ func deadlineOf(ctx context.Context) time.Time {
 // ended is called once by the connection when the try's stream ends.
 func (t *streamTry) ended(end error) {
 	t.once.Do(func() {
-		s := t.s
 		t.ep.active.Add(-1)
-		now := s.c.o.clock.Now()
 		var err error
 		if end != io.EOF {
-			err = fromConn(end)
+			err = end
 		}
-		settle(t.ep, t.ticket, err, nil, now)
-		if obs := s.c.o.observer; obs != nil {
-			obs.Observe(metrics.Event{Side: metrics.Client, Service: s.st.sd.Name, Method: s.info.Method.Name, Instance: t.ep.addr,
-				Code: CodeOf(err).String(), Latency: now.Sub(t.start)})
-		}
+		t.done(err, true)
 	})
+}
+
+// done settles the try's ticket and reports the try's end; connErr is
+// the connection's error (nil: success). When the try opened and is the
+// stream's last, the stream is over unless a retry may follow.
+func (t *streamTry) done(connErr error, opened bool) {
+	s := t.s
+	now := s.c.o.clock.Now()
+	var lost *conn.Conn
+	if connErr != nil && t.pc != nil {
+		lost = t.pc.lostWith(connErr) // one loss, however many streams it ends
+	}
+	err := streamError(connErr)
+	settle(t.ep, t.ticket, err, lost, now)
+	t.observe(err, now)
+	if s.c.o.observer == nil || !opened {
+		return // not opened: openNext's caller reports the stream
+	}
+	s.mu.Lock()
+	last, over := t.n == s.opened, s.finished || s.pending != nil
+	mayRetry := s.opened < s.tries && !s.received && retryableCode(CodeOf(err)) && s.ctx.Err() == nil
+	if last && !over && mayRetry {
+		// RecvMsg decides; should the caller give up on the stream
+		// instead, its context's end reports it.
+		s.pending = context.AfterFunc(s.ctx, func() { s.finish(err) })
+	}
+	s.mu.Unlock()
+	if last && !mayRetry {
+		s.finish(err)
+	}
+}
+
+// observe reports the try to the client's observer.
+func (t *streamTry) observe(err error, now time.Time) {
+	s := t.s
+	if obs := s.c.o.observer; obs != nil {
+		obs.Observe(metrics.Event{Side: metrics.Client, Service: s.st.sd.Name, Method: s.info.Method.Name, Instance: t.ep.addr,
+			Attempt: t.n, Code: CodeOf(err).String(), Latency: now.Sub(t.start)})
+	}
+}
+
+// finish reports the whole stream once, with err as its end.
+func (s *clientStream) finish(err error) {
+	s.mu.Lock()
+	finished, pending := s.finished, s.pending
+	s.finished, s.pending = true, nil
+	s.mu.Unlock()
+	if finished {
+		return
+	}
+	if pending != nil {
+		pending()
+	}
+	observeStream(s.c, s.st, s.info, err, s.start)
 }
 
 func (s *clientStream) try() *streamTry {
@@ -245,7 +331,9 @@ func (s *clientStream) RecvMsg(m Message) error {
 		// The caller gave up: messages that came before are not for it.
 		s.recvOver = true
 		s.cancel()
-		return ctxError(err, s.info.Method.FullName)
+		err = ctxError(err, s.info.Method.FullName)
+		s.finish(err)
+		return err
 	}
 	for {
 		t := s.try()
@@ -267,6 +355,7 @@ func (s *clientStream) RecvMsg(m Message) error {
 		}
 		s.recvOver = true
 		s.cancel()
+		s.finish(err)
 		return err
 	}
 }

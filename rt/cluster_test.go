@@ -103,6 +103,7 @@ type cluster struct {
 	net   *memnet.Network
 	reg   *registry.Memory
 	impls []*testImpl
+	feeds []*feedImpl // test.Feed, served beside test.Echo
 	srvs  []*rt.Server
 	done  []chan error
 	cli   *rt.Client
@@ -130,6 +131,7 @@ func newClusterServing(t *testing.T, n int, setup func(i int, impl *testImpl), s
 	c := &cluster{t: t, net: memnet.New(), reg: registry.NewMemory(), obs: &countObserver{}, clock: newFakeClock(), srvOpts: srvOpts}
 	for i := 0; i < n; i++ {
 		c.impls = append(c.impls, newTestImpl())
+		c.feeds = append(c.feeds, newFeedImpl())
 		setup(i, c.impls[i])
 		c.srvs = append(c.srvs, nil)
 		c.done = append(c.done, nil)
@@ -137,10 +139,12 @@ func newClusterServing(t *testing.T, n int, setup func(i int, impl *testImpl), s
 		// Registered by the test, not the server, so that killing a
 		// server leaves its entry behind, as a crashed process does until
 		// its session expires.
-		if err := c.reg.Register(context.Background(), registry.Endpoint{
-			Key: registry.Key{Service: testDesc.Name}, Role: registry.Provider, Addr: c.addr(i), Weight: 100,
-		}); err != nil {
-			t.Fatal(err)
+		for _, svc := range []string{testDesc.Name, feedDesc.Name} {
+			if err := c.reg.Register(context.Background(), registry.Endpoint{
+				Key: registry.Key{Service: svc}, Role: registry.Provider, Addr: c.addr(i), Weight: 100,
+			}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	opts := append([]rt.ClientOption{rt.WithRegistry(c.reg.Conn()), rt.WithDialer(c.net.Dial), rt.WithObserver(c.obs), rt.WithClock(c.clock)}, cliOpts...)
@@ -168,6 +172,7 @@ func (c *cluster) start(i int) {
 	}
 	srv := rt.NewServer(c.srvOpts...)
 	srv.RegisterService(&testDesc, c.impls[i])
+	srv.RegisterService(&feedDesc, c.feeds[i])
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(context.Background(), lis) }()
 	c.srvs[i], c.done[i] = srv, done

@@ -18,24 +18,53 @@ type feedImpl struct {
 	started  chan string // the first message of each stream
 	ended    chan error  // each handler's error (nil: returned normally)
 	received atomic.Int64
+	// refuse, when not OK, is the code Count ends every stream with
+	// before its first message (a failing provider).
+	refuse  atomic.Int32
+	refused atomic.Int64 // streams refused so far
+	// stalled gets the stream of each Echo that stalls, for a look at
+	// what it holds.
+	stalled chan rt.ServerStreamer
+	// release ends a Count that holds (one per value).
+	release chan struct{}
 }
 
 func newFeedImpl() *feedImpl {
-	return &feedImpl{started: make(chan string, 2000), ended: make(chan error, 2000)}
+	return &feedImpl{started: make(chan string, 2000), ended: make(chan error, 2000), stalled: make(chan rt.ServerStreamer, 10), release: make(chan struct{}, 100)}
 }
 
 // count answers "N" with N messages "0", "1", ...; "fail:N" with N
-// messages and then NotFound; "block" waits for the stream's end.
+// messages and then NotFound; "block" waits for the stream's end; "hold"
+// sends one message and ends with OK on release; "drop" drops the
+// connection. While refuse is set it only fails.
 func (f *feedImpl) count(ss rt.ServerStreamer) (err error) {
 	defer func() { f.ended <- err }()
 	var req msg
 	if err := ss.RecvMsg(&req); err != nil {
 		return err
 	}
+	if code := rt.Code(f.refuse.Load()); code != rt.OK {
+		f.refused.Add(1)
+		return rt.Errorf(code, "refused by the test")
+	}
 	f.started <- req.S
-	if req.S == "block" {
+	switch req.S {
+	case "block":
 		<-ss.Context().Done()
 		return ss.Context().Err()
+	case "drop":
+		rt.DropConnection(ss.Context())
+		return rt.Errorf(rt.Unavailable, "dropped by the test")
+	case "hold":
+		if err := ss.SendMsg(&msg{S: "0"}); err != nil {
+			return err
+		}
+		select {
+		case <-f.release:
+			return nil
+		case <-ss.Context().Done():
+			return ss.Context().Err()
+		}
 	}
 	n, failAfter := req.S, false
 	if s, ok := strings.CutPrefix(req.S, "fail:"); ok {
@@ -101,6 +130,10 @@ func (f *feedImpl) echo(ss rt.ServerStreamer) (err error) {
 		case "fail":
 			return rt.Errorf(rt.Aborted, "asked to fail")
 		case "stall":
+			select {
+			case f.stalled <- ss:
+			default:
+			}
 			<-ss.Context().Done()
 			return ss.Context().Err()
 		}

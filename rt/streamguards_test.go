@@ -156,12 +156,15 @@ func (o *streamEvents) Observe(e metrics.Event) {
 	}
 }
 
-// codes returns the method:code of each side's events, sorted.
+// codes returns the method:code of each side's events of whole streams
+// (the client's attempts left out), sorted.
 func (o *streamEvents) codes() (client, server []string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, e := range o.client {
-		client = append(client, e.Method+":"+e.Code)
+		if e.Attempt == 0 {
+			client = append(client, e.Method+":"+e.Code)
+		}
 	}
 	for _, e := range o.server {
 		server = append(server, e.Method+":"+e.Code)
@@ -238,6 +241,19 @@ func TestStreamMetrics(t *testing.T) {
 	c, s := obs.codes()
 	if !slices.Equal(c, wantClient) || !slices.Equal(s, wantServer) {
 		t.Fatalf("events: client %q, server %q; want client %q, server %q (one per stream and side)", c, s, wantClient, wantServer)
+	}
+	// And one attempt each on the client, on the one provider.
+	_, attempts := obs.clientEvents()
+	var got []string
+	for _, ev := range attempts {
+		if addr := e.lis.Addr().String(); ev.Attempt != 1 || ev.Instance != addr {
+			t.Errorf("attempt event %+v: want attempt 1 on %s", ev, addr)
+		}
+		got = append(got, ev.Method+":"+ev.Code)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, wantClient) {
+		t.Fatalf("attempt events %q, want %q", got, wantClient)
 	}
 }
 

@@ -50,6 +50,16 @@
 //     connection counts once against its provider's breaker, not once per
 //     call in flight on it, so breakers stay closed. A Get fails only when
 //     each of its three tries meets a drop (about 1 call in a million).
+//   - StreamsThroughShutdownAndKill: Store.Watch feeds (server streams)
+//     kept open on three providers under load while one shuts down
+//     gracefully (SIGTERM, 3s grace) and another is killed. A finite feed
+//     on the draining provider finishes with all its updates; its endless
+//     feeds are reset with Unavailable when the grace runs out (the
+//     provider exits with code 4); new feeds go elsewhere once the
+//     consumer saw the drain; the killed provider's feeds end with
+//     Unavailable; the third provider's feeds keep flowing; no feed hangs.
+//     (The suite's Watch sends an update every 10 ms, endless below id
+//     2^32, else id/2^32 updates.)
 //   - Soak: outside the default run; see below.
 //
 // Each scenario logs one line of figures in the same format, for example:

@@ -86,6 +86,7 @@ type provOpts struct {
 	faults  string // envFaults
 	faultMD bool
 	cycle   string // envCycle
+	grace   string // envShutdown
 }
 
 // proc is one provider process.
@@ -111,7 +112,7 @@ func (c *cluster) start(name string, o provOpts) *proc {
 	cmd.Env = append(os.Environ(),
 		envProvider+"="+name, envAddr+"="+o.addr, envZK+"="+c.zk, envRoot+"="+c.root,
 		envPutLog+"="+filepath.Join(c.dir, name+".puts"), envFaults+"="+o.faults, envFaultMD+"="+md, envCycle+"="+o.cycle,
-		envSession+"="+c.session.String(),
+		envSession+"="+c.session.String(), envShutdown+"="+o.grace,
 		"GORACE=halt_on_error=1")
 	logf, err := os.OpenFile(filepath.Join(c.dir, name+".log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {

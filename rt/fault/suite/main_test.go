@@ -3,6 +3,7 @@ package suite
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,7 +36,12 @@ const (
 	envFaultMD  = "YRPC_SUITE_FAULT_MD"    // "1": apply fault rules from call metadata
 	envCycle    = "YRPC_SUITE_FAULT_CYCLE" // e.g. "10s": envFaults on for a period, off for the next
 	envSession  = "YRPC_SUITE_SESSION"     // ZooKeeper session timeout, e.g. "2s"
+	envShutdown = "YRPC_SUITE_SHUTDOWN"    // how long SIGTERM's Shutdown waits for calls and streams; default 5s
 )
+
+// exitShutdownTimeout is a provider's exit code when its Shutdown's time
+// ran out with calls or streams still open (they were then reset).
+const exitShutdownTimeout = 4
 
 // providerSession is the default ZooKeeper session timeout of providers
 // and consumers: short, so that a killed provider's node goes soon.
@@ -116,9 +122,18 @@ func providerMain(name string) int {
 		return fail(err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	grace := 5 * time.Second
+	if g := os.Getenv(envShutdown); g != "" {
+		if grace, err = time.ParseDuration(g); err != nil {
+			return fail(fmt.Errorf("suite: bad %s %q", envShutdown, g))
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := srv.Shutdown(sctx); errors.Is(err, context.DeadlineExceeded) {
+		<-done
+		return exitShutdownTimeout
+	} else if err != nil {
 		return fail(fmt.Errorf("shutdown: %w", err))
 	}
 	<-done
@@ -184,7 +199,9 @@ func parseFaults(spec string) ([]fault.Rule, error) {
 	return rules, nil
 }
 
-// store implements tourrpc.StoreServer; Put records each id it executes.
+// store implements tourrpc.StoreServer; Put records each id it executes;
+// Watch is a feed of updates every 10 ms, endless (until the stream ends)
+// for ids below finiteFeed, else of id/finiteFeed updates.
 type store struct {
 	tourrpc.UnimplementedStoreServer
 	name   string
@@ -225,4 +242,25 @@ func readPutLog(path string) ([]int64, error) {
 		ids = append(ids, id)
 	}
 	return ids, sc.Err()
+}
+
+// finiteFeed marks the ids of Watch feeds that end by themselves: id =
+// n*finiteFeed + i sends n updates and ends with OK.
+const finiteFeed = 1 << 32
+
+func (s *store) Watch(k *tourrpc.Key, stream rt.ServerStreamingServer[tourrpc.Entry]) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	n := k.ID / finiteFeed
+	for i := int64(1); n == 0 || i <= n; i++ {
+		if err := stream.Send(&tourrpc.Entry{ID: k.ID, Value: strconv.FormatInt(i, 10), ServedBy: s.name}); err != nil {
+			return err
+		}
+		select {
+		case <-tick.C:
+		case <-stream.Context().Done():
+			return stream.Context().Err()
+		}
+	}
+	return nil
 }
