@@ -56,8 +56,8 @@
 //     lists, payloads with their tokens, config;
 //   - only the providers' identity (and operators) creates, changes or
 //     deletes provider nodes and the structure nodes above them;
-//   - only the operators' identity (`yrpcc ctl --auth` or --zk-tls-cert) writes governance
-//     config; it may change or delete any node;
+//   - only the operators' identity (`yrpcc ctl --auth` or --zk-tls-cert)
+//     writes governance config; it may change or delete any node;
 //   - anyone (or only Roles.Consumers) registers consumer nodes, which are
 //     informational (`yrpcc ctl ls`).
 //
