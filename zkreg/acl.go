@@ -87,7 +87,8 @@ type Roles struct {
 // `yrpcc ctl --acl` and $YRPC_ZK_ACL), where each ID is a digest id or an
 // x509 id (see Roles). The commas of an x509 id's DN stay in it: a new
 // role starts only at a comma followed by a lower-case word and "=", which
-// no DN as ZooKeeper names it holds ("providers=x509:CN=web,O=shop,operators=ops:…").
+// no DN as ZooKeeper names it holds:
+// "providers=x509:CN=web,O=shop,operators=ops:…" names two roles.
 func ParseRoles(s string) (Roles, error) {
 	var r Roles
 	for _, part := range splitRoles(s) {
@@ -177,10 +178,10 @@ func aclID(role string) (scheme, id string) {
 // So only the providers' identity (and operators) can create, change or
 // delete a provider node, and only operators can write governance config.
 // Despite its name, the policy takes x509 ids as well as digest ids, in
-// any mix (see Roles). Operators is required. Without Providers (a `yrpcc ctl` that knows only
-// its own identity), the policy gives no ACL for the nodes that providers
-// must be able to write, so a registry with it refuses to create them
-// rather than lock providers out.
+// any mix (see Roles). Operators is required. Without Providers (a `yrpcc
+// ctl` that knows only its own identity), the policy gives no ACL for the
+// nodes that providers must be able to write, so a registry with it
+// refuses to create them rather than lock providers out.
 func DigestPolicy(r Roles) (ACLPolicy, error) {
 	if r.Operators == "" {
 		return nil, errors.New("zkreg: digest policy: no operators identity")

@@ -25,8 +25,10 @@ const x509Prefix = "x509:"
 // authenticates ("Authenticated Id '…' for Scheme 'x509'").
 func X509ID(cert *x509.Certificate) (string, error) {
 	var rdns []avaSET
-	if rest, err := asn1.Unmarshal(cert.RawSubject, &rdns); err != nil || len(rest) > 0 {
-		return "", fmt.Errorf("zkreg: x509 id: bad subject (%v)", err)
+	if rest, err := asn1.Unmarshal(cert.RawSubject, &rdns); err != nil {
+		return "", fmt.Errorf("zkreg: x509 id: bad subject: %w", err)
+	} else if len(rest) > 0 {
+		return "", errors.New("zkreg: x509 id: bad subject: trailing data")
 	}
 	if len(rdns) == 0 {
 		return "", errors.New("zkreg: x509 id: the certificate has an empty subject")
@@ -58,20 +60,36 @@ type rawAVA struct {
 	Value asn1.RawValue
 }
 
-// rfc2253Names are the attribute names Java prints in RFC 2253 names.
-var rfc2253Names = map[string]string{
-	"2.5.4.3": "CN", "2.5.4.6": "C", "2.5.4.7": "L", "2.5.4.8": "ST", "2.5.4.9": "STREET",
-	"2.5.4.10": "O", "2.5.4.11": "OU",
-	"0.9.2342.19200300.100.1.25": "DC", "0.9.2342.19200300.100.1.1": "UID",
+// rfc2253Name returns the name Java gives an attribute in RFC 2253 names,
+// if it has one.
+func rfc2253Name(oid string) (string, bool) {
+	switch oid {
+	case "2.5.4.3":
+		return "CN", true
+	case "2.5.4.6":
+		return "C", true
+	case "2.5.4.7":
+		return "L", true
+	case "2.5.4.8":
+		return "ST", true
+	case "2.5.4.9":
+		return "STREET", true
+	case "2.5.4.10":
+		return "O", true
+	case "2.5.4.11":
+		return "OU", true
+	case "0.9.2342.19200300.100.1.25":
+		return "DC", true
+	case "0.9.2342.19200300.100.1.1":
+		return "UID", true
+	}
+	return oid, false
 }
 
 // writeAVA writes one attribute as Java's AVA.toRFC2253String does.
 func writeAVA(b *strings.Builder, ava rawAVA) error {
 	oid := ava.Type.String()
-	name, known := rfc2253Names[oid]
-	if !known {
-		name = oid
-	}
+	name, known := rfc2253Name(oid)
 	b.WriteString(name)
 	b.WriteByte('=')
 	s, isString, err := derString(ava.Value)

@@ -333,8 +333,7 @@ func (c *cli) registryOptions(f cmdFlags) (zkreg.Options, error) {
 	if o.TLS, c.certID, err = c.zkTLS(f.tls); err != nil {
 		return o, err
 	}
-	var roles zkreg.Roles
-	roles.Operators = c.certID
+	roles := zkreg.Roles{Operators: c.certID}
 	if auth != "" {
 		cred, err := zkreg.ParseCredential(auth)
 		if err != nil {
