@@ -53,11 +53,21 @@ type ACLPolicy interface {
 	ACL(kind NodeKind, path string) []zk.ACL
 }
 
-// Roles names the identities of a locked-down registry by their digest ACL
-// ids, "user:base64(sha1(user:password))" (Credential.DigestID computes
-// one; so does ZooKeeper's DigestAuthenticationProvider). Ids are not
-// secrets: every process of a deployment is configured with the same
-// Roles, but each holds only its own credential.
+// Roles names the identities of a locked-down registry by their ACL ids,
+// each of one of ZooKeeper's schemes:
+//
+//   - digest: "user:base64(sha1(user:password))" (Credential.DigestID
+//     computes one; so does ZooKeeper's DigestAuthenticationProvider), for
+//     a process that presents the credential (Options.Auth);
+//   - x509: "x509:" and a certificate's subject DN as ZooKeeper names it
+//     ("x509:CN=web,O=shop"; X509ID computes it from the certificate),
+//     for a process that connects over TLS (Options.TLS) with that client
+//     certificate to a ZooKeeper that authenticates clients by certificate
+//     (ssl.clientAuth=need and authProvider.x509 set to
+//     org.apache.zookeeper.server.auth.X509AuthenticationProvider).
+//
+// Ids are not secrets: every process of a deployment is configured with
+// the same Roles, but each holds only its own credential or private key.
 //
 // The zero value names no identity.
 type Roles struct {
@@ -74,10 +84,14 @@ type Roles struct {
 }
 
 // ParseRoles parses "providers=ID,operators=ID[,consumers=ID]" (the form of
-// `yrpcc ctl --acl` and $YRPC_ZK_ACL), where each ID is a digest ACL id.
+// `yrpcc ctl --acl` and $YRPC_ZK_ACL), where each ID is a digest id or an
+// x509 id (see Roles). The commas of an x509 id's DN stay in it: a new
+// role starts only at a comma followed by a lower-case word and "=", which
+// no DN as ZooKeeper names it holds:
+// "providers=x509:CN=web,O=shop,operators=ops:…" names two roles.
 func ParseRoles(s string) (Roles, error) {
 	var r Roles
-	for _, part := range strings.Split(s, ",") {
+	for _, part := range splitRoles(s) {
 		name, id, ok := strings.Cut(strings.TrimSpace(part), "=")
 		if !ok {
 			return Roles{}, fmt.Errorf("zkreg: roles: %q is not ROLE=ID", part)
@@ -96,7 +110,7 @@ func ParseRoles(s string) (Roles, error) {
 		if *dst != "" {
 			return Roles{}, fmt.Errorf("zkreg: roles: %s given twice", name)
 		}
-		if err := checkDigestID(id); err != nil {
+		if err := checkRoleID(id); err != nil {
 			return Roles{}, fmt.Errorf("zkreg: roles: %s: %w", name, err)
 		}
 		*dst = id
@@ -104,13 +118,47 @@ func ParseRoles(s string) (Roles, error) {
 	return r, nil
 }
 
-// checkDigestID checks the shape "user:base64-of-20-bytes".
-func checkDigestID(id string) error {
+// splitRoles splits s at every comma that a lower-case word and "="
+// follow.
+func splitRoles(s string) []string {
+	var parts []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != ',' {
+			continue
+		}
+		rest := strings.TrimLeft(s[i+1:], " ")
+		word := len(rest) - len(strings.TrimLeft(rest, "abcdefghijklmnopqrstuvwxyz"))
+		if word > 0 && word < len(rest) && rest[word] == '=' {
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, s[start:])
+}
+
+// checkRoleID checks an x509 id ("x509:" and a DN) or the shape of a
+// digest id, "user:base64-of-20-bytes".
+func checkRoleID(id string) error {
+	if dn, ok := strings.CutPrefix(id, x509Prefix); ok {
+		if !strings.Contains(dn, "=") {
+			return fmt.Errorf("%q is not an x509 id x509:DN, e.g. x509:CN=web,O=shop (see X509ID)", id)
+		}
+		return nil
+	}
 	user, hash, ok := strings.Cut(id, ":")
 	if !ok || user == "" || len(hash) != 28 || !strings.HasSuffix(hash, "=") {
-		return fmt.Errorf("%q is not a digest id USER:BASE64SHA1 (see Credential.DigestID)", id)
+		return fmt.Errorf("%q is neither a digest id USER:BASE64SHA1 (see Credential.DigestID) nor an x509 id x509:DN (see X509ID)", id)
 	}
 	return nil
+}
+
+// aclID returns the ZooKeeper ACL scheme and id of a Roles id.
+func aclID(role string) (scheme, id string) {
+	if dn, ok := strings.CutPrefix(role, x509Prefix); ok {
+		return "x509", dn
+	}
+	return "digest", role
 }
 
 // DigestPolicy returns the ready policy of a locked-down registry, in
@@ -129,10 +177,11 @@ func checkDigestID(id string) error {
 //
 // So only the providers' identity (and operators) can create, change or
 // delete a provider node, and only operators can write governance config.
-// Operators is required. Without Providers (a `yrpcc ctl` that knows only
-// its own identity), the policy gives no ACL for the nodes that providers
-// must be able to write, so a registry with it refuses to create them
-// rather than lock providers out.
+// Despite its name, the policy takes x509 ids as well as digest ids, in
+// any mix (see Roles). Operators is required. Without Providers (a `yrpcc
+// ctl` that knows only its own identity), the policy gives no ACL for the
+// nodes that providers must be able to write, so a registry with it
+// refuses to create them rather than lock providers out.
 func DigestPolicy(r Roles) (ACLPolicy, error) {
 	if r.Operators == "" {
 		return nil, errors.New("zkreg: digest policy: no operators identity")
@@ -141,7 +190,7 @@ func DigestPolicy(r Roles) (ACLPolicy, error) {
 		if id == "" {
 			continue
 		}
-		if err := checkDigestID(id); err != nil {
+		if err := checkRoleID(id); err != nil {
 			return nil, fmt.Errorf("zkreg: digest policy: %w", err)
 		}
 	}
@@ -179,18 +228,18 @@ func (p digestPolicy) ACL(kind NodeKind, path string) []zk.ACL {
 		return nil
 	}
 	var acl aclList
-	acl.add(worldSch, worldID, zk.PermRead)
+	acl.addID(worldSch, worldID, zk.PermRead)
 	if consumers != 0 {
 		if p.Consumers == "" {
-			acl.add(worldSch, worldID, consumers)
+			acl.addID(worldSch, worldID, consumers)
 		} else {
-			acl.add("digest", p.Consumers, consumers)
+			acl.add(p.Consumers, consumers)
 		}
 	}
 	if providers != 0 {
-		acl.add("digest", p.Providers, providers)
+		acl.add(p.Providers, providers)
 	}
-	acl.add("digest", p.Operators, zk.PermAll)
+	acl.add(p.Operators, zk.PermAll)
 	return acl
 }
 
@@ -198,7 +247,13 @@ func (p digestPolicy) ACL(kind NodeKind, path string) []zk.ACL {
 // keeps one entry per id).
 type aclList []zk.ACL
 
-func (l *aclList) add(scheme, id string, perms int32) {
+// add adds perms for a Roles id.
+func (l *aclList) add(role string, perms int32) {
+	scheme, id := aclID(role)
+	l.addID(scheme, id, perms)
+}
+
+func (l *aclList) addID(scheme, id string, perms int32) {
 	for i := range *l {
 		if (*l)[i].Scheme == scheme && (*l)[i].ID == id {
 			(*l)[i].Perms |= perms
@@ -240,7 +295,7 @@ func worldWritable(acl []zk.ACL) int32 {
 // explainNoAuth adds what a refusal by ZooKeeper means to err.
 func explainNoAuth(err error) error {
 	if errors.Is(err, zk.ErrNoAuth) {
-		return fmt.Errorf("%w (ZooKeeper refused it: no credential of this registry has that permission; see Options.Auth and the ACL policy)", err)
+		return fmt.Errorf("%w (ZooKeeper refused it: no identity of this registry, neither a credential nor its TLS client certificate, has that permission; see Options.Auth, Options.TLS and the ACL policy)", err)
 	}
 	return err
 }

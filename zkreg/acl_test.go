@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,24 @@ func lockedPolicy(t testing.TB) ACLPolicy {
 // rawConn is a plain client holding creds, closed at cleanup.
 func rawConn(t *testing.T, addr string, creds ...Credential) *zk.Conn {
 	t.Helper()
-	conn, events, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(zkLogger{slog.New(slog.DiscardHandler)}))
+	conn := connectRaw(t, addr, nil)
+	for _, c := range creds {
+		if err := conn.AddAuth(c.Scheme, []byte(c.Secret)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return conn
+}
+
+// connectRaw is a plain client dialing with dial (nil: go-zk's), closed
+// at cleanup.
+func connectRaw(t *testing.T, addr string, dial zk.Dialer) *zk.Conn {
+	t.Helper()
+	if dial == nil {
+		dial = net.DialTimeout
+	}
+	conn, events, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false),
+		zk.WithLogger(zkLogger{slog.New(slog.DiscardHandler)}), zk.WithDialer(dial))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,11 +68,6 @@ func rawConn(t *testing.T, addr string, creds ...Credential) *zk.Conn {
 		for range events {
 		}
 	})
-	for _, c := range creds {
-		if err := conn.AddAuth(c.Scheme, []byte(c.Secret)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	return conn
 }
 
@@ -223,7 +236,7 @@ func TestCredential(t *testing.T) {
 		{in: "digest::pw", err: "want USER:PASSWORD"},
 		{in: "digest:ops:", err: "empty password"},
 		{in: "ops:pw", err: `scheme "ops"`},
-		{in: "x509:CN=a", err: `scheme "x509"`},
+		{in: "x509:CN=a", err: `scheme "x509": an x509 identity is not a credential but the TLS client certificate`},
 		{in: "nothing", err: "want digest:USER:PASSWORD"},
 		{in: "", err: "want digest:USER:PASSWORD"},
 	} {
@@ -264,7 +277,12 @@ func TestParseRoles(t *testing.T) {
 		{in: "providers=" + p + ",providers=" + p, err: "given twice"},
 		{in: "admins=" + o, err: `unknown role "admins"`},
 		{in: "operators", err: "is not ROLE=ID"},
-		{in: "operators=ops:pw", err: "is not a digest id"},
+		{in: "operators=ops:pw", err: "is neither a digest id"},
+		{in: "providers=x509:CN=web,O=shop\\, inc.,operators=" + o, want: Roles{Providers: `x509:CN=web,O=shop\, inc.`, Operators: o}},
+		{in: "operators=x509:CN=ops,OU=a+OU=b , consumers=x509:CN=web", want: Roles{Operators: "x509:CN=ops,OU=a+OU=b", Consumers: "x509:CN=web"}},
+		{in: "operators=x509:CN=ops,admins=" + o, err: `unknown role "admins"`},
+		{in: "operators=x509:ops", err: "is not an x509 id"},
+		{in: "operators=x509:", err: "is not an x509 id"},
 	} {
 		got, err := ParseRoles(tc.in)
 		if tc.err == "" && (err != nil || got != tc.want) || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
@@ -297,6 +315,9 @@ func TestDigestPolicy(t *testing.T) {
 		{Roles{Operators: o}, NodeProviders, nil}, // would lock providers out
 		{Roles{Operators: o}, NodeDir, nil},
 		{Roles{Providers: p, Operators: o}, NodeKind(99), nil},
+		{Roles{Providers: "x509:CN=p,O=a\\,b", Operators: o, Consumers: "x509:CN=c"}, NodeConsumers,
+			perms{world: r, "x509:CN=c": r | cr | d, `x509:CN=p,O=a\,b`: r | cr | d, "digest:" + o: all}},
+		{Roles{Providers: p, Operators: "x509:CN=ops"}, NodeProvider, perms{world: r, "digest:" + p: r | w, "x509:CN=ops": all}},
 	} {
 		pol, err := DigestPolicy(tc.roles)
 		if err != nil {

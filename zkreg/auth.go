@@ -20,7 +20,8 @@ import (
 // The zero value is no credential. A Credential is a value; copies are
 // independent.
 type Credential struct {
-	// Scheme is the ZooKeeper authentication scheme: "digest".
+	// Scheme is the ZooKeeper authentication scheme: "digest". (An x509
+	// identity is the TLS client certificate of Options.TLS.)
 	Scheme string
 	// Secret is what the scheme takes: "user:password" for digest.
 	Secret string
@@ -46,6 +47,8 @@ func (c Credential) check() error {
 	switch {
 	case c.Scheme == "":
 		return errors.New("zkreg: credential has no scheme")
+	case c.Scheme == "x509":
+		return errors.New(`zkreg: credential scheme "x509": an x509 identity is not a credential but the TLS client certificate (Options.TLS; yrpcc ctl --zk-tls-cert)`)
 	case c.Scheme != "digest":
 		return fmt.Errorf("zkreg: credential scheme %q: only digest is supported", c.Scheme)
 	}

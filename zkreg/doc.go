@@ -34,23 +34,38 @@
 // receive its traffic), change or delete other providers' nodes, and
 // drain, mock or rate-limit any service. That is for development only.
 //
-// A locked-down registry gives every process credentials (Options.Auth,
-// ZooKeeper digest auth, presented again after every reconnection and
-// session expiry) and one ACL policy (Options.ACL; DigestPolicy with Roles
-// is the ready one, in the spirit of Apache Curator's ACLProvider):
+// A locked-down registry gives every process an identity and one ACL
+// policy (Options.ACL; DigestPolicy with Roles is the ready one, in the
+// spirit of Apache Curator's ACLProvider). An identity is either a digest
+// credential (Options.Auth, ZooKeeper's digest auth, presented again after
+// every reconnection and session expiry), or a TLS client certificate
+// (Options.TLS) to a ZooKeeper that authenticates clients by certificate:
+//
+//	secureClientPort=2281
+//	serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory
+//	ssl.keyStore.location=… ssl.trustStore.location=… (the CA of the clients)
+//	ssl.clientAuth=need
+//	authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider
+//
+// ZooKeeper then gives every TLS client the x509 identity of its
+// certificate's subject DN, which Roles name as "x509:CN=web,O=shop"
+// (X509ID computes it; ZooKeeper logs it: "Authenticated Id '…' for Scheme
+// 'x509'"). Roles may mix digest and x509 ids. Under DigestPolicy:
 //
 //   - everyone (consumers need no credential) reads every node: provider
 //     lists, payloads with their tokens, config;
 //   - only the providers' identity (and operators) creates, changes or
 //     deletes provider nodes and the structure nodes above them;
-//   - only the operators' identity (`yrpcc ctl --auth`) writes governance
-//     config; it may change or delete any node;
+//   - only the operators' identity (`yrpcc ctl --auth` or --zk-tls-cert)
+//     writes governance config; it may change or delete any node;
 //   - anyone (or only Roles.Consumers) registers consumer nodes, which are
 //     informational (`yrpcc ctl ls`).
 //
 // ZooKeeper enforces this per node, whatever client writes: a process
-// without the providers' credential gets "not authenticated" (zk.ErrNoAuth)
-// when it creates, changes or deletes a provider node, or writes config.
+// without the providers' credential or certificate, including one with
+// another certificate of the same CA, gets "not authenticated"
+// (zk.ErrNoAuth) when it creates, changes or deletes a provider node, or
+// writes config.
 // What it does not stop: anyone who holds the providers' credential can
 // register any service (per-service provider identities would need one
 // Roles per service), and can create a new key with a config node of its
@@ -61,8 +76,13 @@
 // created under the policy
 // (New warns when the root is writable by everyone; lock an old tree with
 // zkCli's setAcl -R); digest credentials travel in plaintext unless
-// Options.TLS is set; and ZooKeeper's own superuser and administrators can
-// do everything.
+// Options.TLS is set; any certificate the ZooKeeper's trust store accepts
+// with a role's subject DN has the role (give ZooKeeper a CA of its own,
+// or one that never issues two holders the same subject); and ZooKeeper's
+// own superuser and administrators can do everything. A ZooKeeper that
+// also serves a plaintext clientPort lets clients without a certificate
+// in as the world identity: they read, and register consumers unless
+// Roles.Consumers is set, like any client without a role.
 //
 // A registry token (registry.Endpoint.Token, Dubbo style) is published in
 // the provider's node and required by the provider on every call. It stops

@@ -1,13 +1,8 @@
 package zkreg
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,52 +13,15 @@ import (
 	"github.com/yrpc/yrpc/rt/registry/registrytest"
 )
 
-// nettyJars are what Debian's ZooKeeper 3.8 needs on its class path for a
-// TLS client port (its manifest leaves Netty's codec out).
-var nettyJars = []string{"/usr/share/java/netty-codec.jar", "/usr/share/java/netty-resolver.jar"}
-
 // TestTLS runs a locked-down registry over TLS to ZooKeeper's
 // secureClientPort (a server of the test's own, with a certificate made
 // here), and checks that a client that does not trust the server's CA
 // gets no session and an error naming the handshake.
 func TestTLS(t *testing.T) {
 	zktest.Addr(t) // runs with the other ZooKeeper tests
-	for _, j := range nettyJars {
-		if _, err := os.Stat(j); err != nil {
-			t.Skipf("no %s (Debian's libnetty-java): cannot serve TLS", j)
-		}
-	}
-	dir := t.TempDir()
 	ca := testcerts.NewCA(t, "yrpc test CA")
-	certPEM, keyPEM := testcerts.PEM(t, ca.Issue(t, testcerts.Leaf{CN: "zookeeper"}))
-	caPEM := ca.PEM()
-	write := func(name string, parts ...[]byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, bytes.Join(parts, nil), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	keyStore, trustStore := write("server.pem", keyPEM, certPEM), write("ca.pem", caPEM)
-	secure := freeAddr(t)
-	_, port, _ := net.SplitHostPort(secure)
-	zktest.StartServerWith(t, zktest.ServerOptions{
-		Config: []string{
-			"secureClientPort=" + port,
-			"secureClientPortAddress=127.0.0.1",
-			"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
-			"ssl.keyStore.location=" + keyStore,
-			"ssl.keyStore.type=PEM",
-			"ssl.trustStore.location=" + trustStore,
-			"ssl.trustStore.type=PEM",
-			"ssl.clientAuth=none",
-		},
-		Jars: nettyJars,
-	})
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		t.Fatal("bad CA PEM")
-	}
+	_, secure := zktest.StartTLSServer(t, zktest.TLSOptions{CA: ca})
+	pool := ca.Pool
 	e := &env{t: t, zk: secure, root: "/yrpctls"}
 	o := e.options()
 	o.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
@@ -104,13 +62,4 @@ func TestTLS(t *testing.T) {
 			t.Errorf("%s: New = %v; want the TLS handshake error (%q)", tc.name, err, tc.want)
 		}
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

@@ -52,14 +52,18 @@ type Options struct {
 	// TLS, if set, runs every connection over TLS with this config (for
 	// ZooKeeper's secureClientPort; ZooKeeper 3.5 and later with the Netty
 	// connection factory). An empty ServerName is set to the host of the
-	// server's address. With ssl.clientAuth=need on the server, a client
-	// certificate (Certificates or GetClientCertificate) gives the
-	// registry ZooKeeper's x509 identity as well. Default: plaintext.
+	// server's address. With ssl.clientAuth=need and ZooKeeper's
+	// X509AuthenticationProvider on the server, a client certificate
+	// (Certificates or GetClientCertificate) gives the registry the x509
+	// identity of its subject DN, which Roles may name (X509ID). Default:
+	// plaintext.
 	TLS *tls.Config
 	// Auth are the credentials the registry presents to ZooKeeper
 	// (addauth) before it writes anything, and again after every
 	// reconnection, session expiry and replaced connection. Only the
-	// digest scheme is supported. Default: none (the world identity).
+	// digest scheme is supported; the x509 identity comes from the client
+	// certificate of TLS. Default: none (the world identity, plus the
+	// certificate's x509 identity if any).
 	Auth []Credential
 	// ACL gives the ACL of every node the registry creates (see
 	// ACLPolicy and DigestPolicy). Default nil: every node open to

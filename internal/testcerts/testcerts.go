@@ -51,6 +51,7 @@ func NewCA(t testing.TB, name string) *CA {
 // certificate with no common name, valid for a day.
 type Leaf struct {
 	CN       string    // the subject's common name
+	Subject  pkix.Name // the rest of the subject (CN, if set, replaces its CommonName)
 	SPIFFE   string    // a spiffe:// URI SAN; "" for none
 	NotAfter time.Time // zero: a day from now
 	// Client makes a client-auth certificate; otherwise it is a
@@ -67,11 +68,14 @@ func (ca *CA) Issue(t testing.TB, l Leaf) tls.Certificate {
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(ca.serial.Add(1)),
-		Subject:      pkix.Name{CommonName: l.CN},
+		Subject:      l.Subject,
 		NotBefore:    time.Now().Add(-2 * time.Hour),
 		NotAfter:     l.NotAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if l.CN != "" {
+		tmpl.Subject.CommonName = l.CN
 	}
 	if l.Client {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}

@@ -11,7 +11,8 @@ import (
 // TestCredentials: in a locked-down registry ctl without credentials
 // reads but cannot write, and says which flag or variable to set; with an
 // operator's credentials (flag or environment) it writes; no output ever
-// shows a password.
+// shows a password. ZooKeeper is plaintext here: every call allows a
+// digest credential without TLS, but for the one that checks the refusal.
 func TestCredentials(t *testing.T) {
 	const (
 		provPass = "prov-Secret-1"
@@ -25,6 +26,14 @@ func TestCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := newWorld(t, zkreg.Options{Auth: []zkreg.Credential{prov}, ACL: policy})
+	ctlEnv := func(t *testing.T, env map[string]string, zk, root string, args ...string) (int, string, string) {
+		t.Helper()
+		allowed := map[string]string{EnvPlaintextAuth: "1"}
+		for k, v := range env {
+			allowed[k] = v
+		}
+		return ctlEnv(t, allowed, zk, root, args...)
+	}
 	w.provide(catalogEU, "10.0.0.1:7001", "Get")
 	t.Cleanup(func() { // an operator removes what the test wrote
 		ctlEnv(t, map[string]string{EnvAuth: "digest:ops:" + opsPass}, w.zk, w.root, "rm", "shop.Catalog", "all", "--group", "EU")
@@ -54,6 +63,11 @@ func TestCredentials(t *testing.T) {
 			[]string{"limit", "shop.Catalog", "1", "2", "--group", "EU"}, ExitOK, "(none) -> 1/s burst 2"},
 		{"help", map[string]string{EnvAuth: "digest:ops:" + opsPass}, []string{"--help"}, ExitOK, "--auth digest:USER:PASSWORD"},
 		{"unreachable", map[string]string{EnvAuth: "digest:ops:" + opsPass}, []string{"-zk", "127.0.0.1:1", "ls"}, ExitError, "connection refused"},
+		{"--auth in plaintext, not allowed", map[string]string{EnvPlaintextAuth: "0"}, append([]string{"--auth", "digest:ops:" + opsPass}, drain...), ExitUsage,
+			"--auth: refusing to send a digest credential to ZooKeeper in plaintext: connect over TLS (--zk-tls-ca FILE, or --zk-tls for the system's CAs), or allow it on a trusted network with --zk-plaintext-auth or $YRPC_ZK_PLAINTEXT_AUTH=1"},
+		{"$YRPC_ZK_AUTH in plaintext, not allowed", map[string]string{EnvPlaintextAuth: "", EnvAuth: "digest:ops:" + opsPass}, drain, ExitUsage, "$YRPC_ZK_AUTH: refusing to send a digest credential to ZooKeeper in plaintext"},
+		{"--zk-plaintext-auth", map[string]string{EnvPlaintextAuth: ""}, append([]string{"--zk-plaintext-auth", "--auth", "digest:ops:" + opsPass}, drain...), ExitOK, "shop.Catalog[EU]: no change"},
+		{"bad $YRPC_ZK_PLAINTEXT_AUTH", map[string]string{EnvPlaintextAuth: "yes please"}, append([]string{"--auth", "digest:ops:" + opsPass}, drain...), ExitUsage, "$YRPC_ZK_PLAINTEXT_AUTH: want 1 or 0"},
 	} {
 		code, out, errs := ctlEnv(t, tc.env, w.zk, w.root, tc.args...)
 		printed.WriteString(out + errs)

@@ -26,6 +26,9 @@ type world struct {
 func newWorld(t *testing.T, o zkreg.Options) *world {
 	t.Helper()
 	w := &world{t: t, zk: zktest.Addr(t), root: fmt.Sprintf("/yrpcctl-%08x", rand.Uint32())}
+	if len(o.Servers) > 0 { // a server of the test's own
+		w.zk = o.Servers[0]
+	}
 	o.Servers, o.Root = []string{w.zk}, w.root
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -20,11 +20,22 @@
 // (none) -> draining"); --dry-run prints it and writes nothing.
 //
 // In a locked-down registry (see package zkreg) writes need an operator's
-// credentials: --auth digest:USER:PASSWORD or $YRPC_ZK_AUTH, and, to
-// create the nodes of a key that has none, the registry's roles: --acl
-// providers=ID,operators=ID or $YRPC_ZK_ACL. Credentials are never
-// printed: not in results, errors or --help. Without them, a refused
-// write says which flag or variable to set.
+// identity: a digest credential, --auth digest:USER:PASSWORD or
+// $YRPC_ZK_AUTH, or a client certificate to a ZooKeeper that authenticates
+// by certificate (x509), --zk-tls-cert FILE --zk-tls-key FILE or
+// $YRPC_ZK_TLS_CERT and $YRPC_ZK_TLS_KEY; and, to create the nodes of a
+// key that has none, the registry's roles: --acl providers=ID,operators=ID
+// or $YRPC_ZK_ACL. Credentials are never printed: not in results, errors
+// or --help. Without them, a refused write says which flag or variable to
+// set, and a refused identity is named (the user, or the certificate's
+// x509:DN).
+//
+// TLS to ZooKeeper's secureClientPort is on with any of --zk-tls-ca FILE
+// (the CAs of ZooKeeper's certificate; $YRPC_ZK_TLS_CA), --zk-tls-cert or
+// --zk-tls (the system's CAs; $YRPC_ZK_TLS=1). As rt's clients refuse to
+// send secret credentials in plaintext, ctl refuses to send --auth without
+// TLS unless --zk-plaintext-auth or $YRPC_ZK_PLAINTEXT_AUTH=1 allows it
+// (a trusted network, a ZooKeeper without TLS).
 //
 // When ZooKeeper cannot be reached, ctl gives up after one round of
 // every server and names the address, the connection error and -zk /

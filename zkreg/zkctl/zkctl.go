@@ -25,6 +25,12 @@ const (
 	EnvServer = "YRPC_ZK"      // default of -zk
 	EnvAuth   = "YRPC_ZK_AUTH" // default of --auth: digest:USER:PASSWORD
 	EnvACL    = "YRPC_ZK_ACL"  // default of --acl: providers=ID,operators=ID
+
+	EnvTLS           = "YRPC_ZK_TLS"            // default of --zk-tls: 1 for TLS with the system's CAs
+	EnvTLSCA         = "YRPC_ZK_TLS_CA"         // default of --zk-tls-ca: PEM file of the CAs of ZooKeeper's certificate
+	EnvTLSCert       = "YRPC_ZK_TLS_CERT"       // default of --zk-tls-cert: PEM file of the client certificate
+	EnvTLSKey        = "YRPC_ZK_TLS_KEY"        // default of --zk-tls-key: PEM file of its private key
+	EnvPlaintextAuth = "YRPC_ZK_PLAINTEXT_AUTH" // default of --zk-plaintext-auth: 1 to send --auth without TLS
 )
 
 // Exit codes of Run.
@@ -37,7 +43,7 @@ const (
 // connectTimeout bounds the wait for a ZooKeeper session.
 const connectTimeout = 10 * time.Second
 
-const usage = `usage: yrpcc ctl [-zk HOST:PORT[,HOST:PORT...]] [-root PATH] [--auth digest:USER:PASSWORD] COMMAND ...
+const usage = `usage: yrpcc ctl [-zk HOST:PORT[,HOST:PORT...]] [-root PATH] [--auth digest:USER:PASSWORD] [--zk-tls-* ...] COMMAND ...
 
 Governance of yrpc services in ZooKeeper (-zk defaults to $YRPC_ZK, else ` + DefaultServer + `).
 
@@ -66,12 +72,22 @@ prints what it changed (before -> after). Commands that write:
                  service, group, version, provider address or method that no
                  registered provider has (the providers' payloads list their methods)
 
-ZooKeeper credentials (never printed):
-  --auth digest:USER:PASSWORD   or $YRPC_ZK_AUTH: an operator identity, needed to
-                                write config in a locked-down registry
+ZooKeeper identity (an operator's, needed to write config in a locked-down
+registry; secrets are never printed), and TLS to ZooKeeper's secureClientPort:
+  --auth digest:USER:PASSWORD   or $YRPC_ZK_AUTH: a digest credential; refused
+                                without TLS unless --zk-plaintext-auth or
+                                $YRPC_ZK_PLAINTEXT_AUTH=1 (a trusted network)
+  --zk-tls-cert FILE --zk-tls-key FILE
+                                or $YRPC_ZK_TLS_CERT and $YRPC_ZK_TLS_KEY: a client
+                                certificate (PEM), whose subject is ZooKeeper's x509
+                                identity (x509:CN=...) when ZooKeeper authenticates by it
+  --zk-tls-ca FILE              or $YRPC_ZK_TLS_CA: the CAs of ZooKeeper's certificate
+  --zk-tls                      or $YRPC_ZK_TLS=1: TLS with the system's CAs
+                                (any --zk-tls-* flag turns TLS on)
   --acl providers=ID,operators=ID
-                                or $YRPC_ZK_ACL: the registry's roles (digest ids),
-                                for the nodes ctl creates (default: operators = --auth)
+                                or $YRPC_ZK_ACL: the registry's roles (digest ids or
+                                x509:DN ids), for the nodes ctl creates (default:
+                                operators = the --auth credential's, else the certificate's)
 `
 
 // Env runs `yrpcc ctl`. Make one with its fields set; the zero value
@@ -79,8 +95,8 @@ ZooKeeper credentials (never printed):
 type Env struct {
 	// Stdout receives results, Stderr errors (one line each) and notes.
 	Stdout, Stderr io.Writer
-	// Getenv reads $YRPC_ZK, $YRPC_ZK_AUTH and $YRPC_ZK_ACL; nil means
-	// os.Getenv.
+	// Getenv reads the variables named Env* ($YRPC_ZK, $YRPC_ZK_AUTH,
+	// ...); nil means os.Getenv.
 	Getenv func(string) string
 	// Now is the clock of mock expiries; nil means time.Now.
 	Now func() time.Time
@@ -124,6 +140,7 @@ type cli struct {
 	Env
 	server string
 	root   string
+	certID string // the x509 id of the client certificate, if any
 }
 
 // usageError marks errors that exit with ExitUsage.
@@ -161,6 +178,7 @@ type cmdFlags struct {
 	forDur         time.Duration
 	schema         string
 	auth, acl      string // secret; never printed
+	tls            tlsFlags
 }
 
 // jsonFlag is `ls --json` (a switch) and `mock ... value --json J`: the
@@ -198,6 +216,11 @@ func (c *cli) flagSet(f *cmdFlags) *flag.FlagSet {
 	// print a rejected value in its error.
 	fs.StringVar(&f.auth, "auth", "", "ZooKeeper credentials, digest:USER:PASSWORD (default $YRPC_ZK_AUTH)")
 	fs.StringVar(&f.acl, "acl", "", "the registry's roles, providers=ID,operators=ID (default $YRPC_ZK_ACL)")
+	fs.BoolVar(&f.tls.on, "zk-tls", false, "TLS to ZooKeeper with the system's CAs (default $YRPC_ZK_TLS)")
+	fs.StringVar(&f.tls.ca, "zk-tls-ca", "", "PEM file of the CAs of ZooKeeper's certificate (default $YRPC_ZK_TLS_CA)")
+	fs.StringVar(&f.tls.cert, "zk-tls-cert", "", "PEM file of the client certificate (default $YRPC_ZK_TLS_CERT)")
+	fs.StringVar(&f.tls.key, "zk-tls-key", "", "PEM file of its private key (default $YRPC_ZK_TLS_KEY)")
+	fs.BoolVar(&f.tls.plaintextAuth, "zk-plaintext-auth", false, "send --auth without TLS (default $YRPC_ZK_PLAINTEXT_AUTH)")
 	return fs
 }
 
@@ -304,15 +327,13 @@ func (c *cli) registryOptions(f cmdFlags) (zkreg.Options, error) {
 		}
 	}
 	o := zkreg.Options{Servers: servers, Root: c.root, FailFast: true}
-	auth, authFrom := f.auth, "--auth"
-	if auth == "" {
-		auth, authFrom = c.Getenv(EnvAuth), "$"+EnvAuth
+	auth, authFrom := c.setting(f.auth, "--auth", EnvAuth)
+	acl, aclFrom := c.setting(f.acl, "--acl", EnvACL)
+	var err error
+	if o.TLS, c.certID, err = c.zkTLS(f.tls); err != nil {
+		return o, err
 	}
-	acl, aclFrom := f.acl, "--acl"
-	if acl == "" {
-		acl, aclFrom = c.Getenv(EnvACL), "$"+EnvACL
-	}
-	var roles zkreg.Roles
+	roles := zkreg.Roles{Operators: c.certID}
 	if auth != "" {
 		cred, err := zkreg.ParseCredential(auth)
 		if err != nil {
@@ -320,6 +341,9 @@ func (c *cli) registryOptions(f cmdFlags) (zkreg.Options, error) {
 		}
 		o.Auth = []zkreg.Credential{cred}
 		roles.Operators = cred.DigestID()
+	}
+	if err := c.checkPlaintextAuth(f.tls, authFrom, o); err != nil {
+		return o, err
 	}
 	if acl != "" {
 		r, err := zkreg.ParseRoles(acl)
@@ -373,7 +397,7 @@ func (c *cli) apply(ctx context.Context, reg *zkreg.Registry, e edit, f cmdFlags
 			return nil
 		})
 		if err != nil {
-			return explainRefusal(err, e.key, opts)
+			return c.explainRefusal(err, e.key, opts)
 		}
 	}
 	changes := diffConfig(before, after, c.Now())
@@ -391,14 +415,16 @@ func (c *cli) apply(ctx context.Context, reg *zkreg.Registry, e edit, f cmdFlags
 
 // explainRefusal tells an operator what to do when ZooKeeper (or the ACL
 // policy) refused a write.
-func explainRefusal(err error, key registry.Key, opts zkreg.Options) error {
+func (c *cli) explainRefusal(err error, key registry.Key, opts zkreg.Options) error {
 	switch {
 	case errors.Is(err, zkreg.ErrNoACL):
 		return fmt.Errorf("%s has no nodes yet, and creating them needs the registry's roles: give them with --acl providers=ID,operators=ID or $%s (%w)", key, EnvACL, err)
 	case !errors.Is(err, zk.ErrNoAuth):
 		return err
-	case len(opts.Auth) == 0:
-		return fmt.Errorf("ZooKeeper refused to write the config of %s (%w): the registry is locked down; give an operator's credentials with --auth digest:USER:PASSWORD or $%s", key, zk.ErrNoAuth, EnvAuth)
 	}
-	return fmt.Errorf("ZooKeeper refused to write the config of %s (%w): the credentials of user %q (--auth or $%s) may not write it; give an operator's", key, zk.ErrNoAuth, opts.Auth[0].User(), EnvAuth)
+	who := refusedIdentity(opts, c.certID)
+	if who == "" {
+		return fmt.Errorf("ZooKeeper refused to write the config of %s (%w): the registry is locked down; give an operator's credentials with --auth digest:USER:PASSWORD or $%s, or an operator's client certificate with --zk-tls-cert and --zk-tls-key", key, zk.ErrNoAuth, EnvAuth)
+	}
+	return fmt.Errorf("ZooKeeper refused to write the config of %s (%w): %s may not write it; give an operator's", key, zk.ErrNoAuth, who)
 }

@@ -1,0 +1,76 @@
+package zktest
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/yrpc/yrpc/internal/testcerts"
+)
+
+// nettyJars are what Debian's ZooKeeper 3.8 needs on its class path for a
+// TLS client port (its manifest leaves Netty's codec out).
+var nettyJars = []string{"/usr/share/java/netty-codec.jar", "/usr/share/java/netty-resolver.jar"}
+
+// TLSOptions configure StartTLSServer. The zero value is not usable: CA
+// is required.
+type TLSOptions struct {
+	// CA issues the server's certificate (for 127.0.0.1 and localhost)
+	// and is the only CA whose client certificates the server trusts.
+	CA *testcerts.CA
+	// ClientAuth is ZooKeeper's ssl.clientAuth: "none" (the default),
+	// "want" or "need".
+	ClientAuth string
+	// X509Auth turns on ZooKeeper's X509AuthenticationProvider: a client
+	// that shows a certificate gets the x509 identity of its subject DN.
+	X509Auth bool
+}
+
+// StartTLSServer starts a Server (see StartServer) that also serves TLS
+// on a secureClientPort (Netty connection factory), and returns it and
+// the TLS address. It skips the test when Debian's libnetty-java is
+// missing.
+func StartTLSServer(t testing.TB, o TLSOptions) (s *Server, secureAddr string) {
+	t.Helper()
+	for _, j := range nettyJars {
+		if _, err := os.Stat(j); err != nil {
+			t.Skipf("zktest: no %s (Debian's libnetty-java): cannot serve TLS", j)
+		}
+	}
+	if o.ClientAuth == "" {
+		o.ClientAuth = "none"
+	}
+	dir := t.TempDir()
+	certPEM, keyPEM := testcerts.PEM(t, o.CA.Issue(t, testcerts.Leaf{CN: "zookeeper"}))
+	write := func(name string, parts ...[]byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, bytes.Join(parts, nil), 0o600); err != nil {
+			t.Fatalf("zktest: %v", err)
+		}
+		return p
+	}
+	keyStore, trustStore := write("server.pem", keyPEM, certPEM), write("ca.pem", o.CA.PEM())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("zktest: listen: %v", err)
+	}
+	secureAddr = ln.Addr().String()
+	ln.Close()
+	_, port, _ := net.SplitHostPort(secureAddr)
+	cfg := []string{
+		"secureClientPort=" + port,
+		"secureClientPortAddress=127.0.0.1",
+		"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+		"ssl.keyStore.location=" + keyStore,
+		"ssl.keyStore.type=PEM",
+		"ssl.trustStore.location=" + trustStore,
+		"ssl.trustStore.type=PEM",
+		"ssl.clientAuth=" + o.ClientAuth,
+	}
+	if o.X509Auth {
+		cfg = append(cfg, "authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider")
+	}
+	return StartServerWith(t, ServerOptions{Config: cfg, Jars: nettyJars}), secureAddr
+}
