@@ -38,6 +38,9 @@ type call struct {
 	a    attempt      // the attempt of the sequential path, reused
 	pick balance.Info // the balancer's input; Tried is kept as scratch
 	key  []byte       // hash key scratch
+	// again: an attempt lost with its connection before it left went
+	// back to its provider once (see failover).
+	again bool
 }
 
 func newCall(c *Client) *call {
@@ -122,6 +125,7 @@ func (k *call) run() error {
 // tried yet, until one succeeds or the policy says stop.
 func (k *call) failover() error {
 	k.pick = balance.Info{Key: k.hashKey(), Tried: k.pick.Tried[:0], Now: k.start}
+	k.again = false
 	now := k.start
 	var err error
 	ran := 0 // attempts that may have executed
@@ -153,7 +157,15 @@ func (k *call) failover() error {
 		if err == nil {
 			return nil
 		}
-		k.pick.Tried = append(k.pick.Tried, i)
+		// An attempt that did not leave because its connection was lost
+		// (a provider restarted since the last call) may go to the same
+		// provider once more, on a new connection: with one provider, the
+		// first call after a restart would fail otherwise.
+		if !k.again && isLostBeforeSent(err) {
+			k.again = true
+		} else {
+			k.pick.Tried = append(k.pick.Tried, i)
+		}
 		notRun := isNotSent(err)
 		if !notRun {
 			ran++
@@ -332,7 +344,7 @@ func (a *attempt) run() error {
 		// Not attempted: nothing for the breaker to count.
 		a.ep.br.Release(a.ticket)
 		a.end = k.c.o.clock.Now()
-		return &errNotSent{Errorf(FailedPrecondition, "%s: provider %s requires TLS: configure the client with rt.WithTLS", m.FullName, a.ep.addr)}
+		return &errNotSent{err: Errorf(FailedPrecondition, "%s: provider %s requires TLS: configure the client with rt.WithTLS", m.FullName, a.ep.addr)}
 	}
 	a.md = requestMD(a.md[:0], a.ctx, k.c.o.app, a.n, k.st.keyMD, k.creds, meta.token)
 	a.req = conn.Request{Method: m.ID, Name: m.FullName, Oneway: m.Oneway, Deadline: a.deadline,

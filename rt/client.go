@@ -271,15 +271,19 @@ func fromConn(err error) error {
 		err = &Error{Code: Unavailable, Message: err.Error(), Cause: err}
 	}
 	if notSent {
-		return &errNotSent{err}
+		return &errNotSent{err: err, lost: ns.Lost}
 	}
 	return err
 }
 
 // errNotSent marks failures that happened before the request left this
 // process, or that the server refused before running the call: retrying
-// them cannot execute the call twice.
-type errNotSent struct{ err error }
+// them cannot execute the call twice. lost: the connection was lost
+// before the request left (see conn.NotSent).
+type errNotSent struct {
+	err  error
+	lost bool
+}
 
 func (e *errNotSent) Error() string { return e.err.Error() }
 func (e *errNotSent) Unwrap() error { return e.err }

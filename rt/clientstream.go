@@ -164,6 +164,7 @@ type streamTry struct {
 // passing over those it provably did not reach.
 func (s *clientStream) openNext() error {
 	var err error
+	again := false // a try lost with its connection went back to its provider
 	for range maxNotRunAttempts {
 		ep, i, ticket, perr := s.v.pick(&s.pick, s.start, s.info.Method.FullName, s.st.keyName, nil)
 		if ep == nil {
@@ -191,6 +192,13 @@ func (s *clientStream) openNext() error {
 		if !isNotSent(err) {
 			break
 		}
+		if !again && isLostBeforeSent(err) {
+			// The connection was lost before the stream left (a provider
+			// restarted since the last call): the provider may take it
+			// on a new connection, once.
+			again = true
+			s.pick.Tried = s.pick.Tried[:len(s.pick.Tried)-1]
+		}
 	}
 	return unwrapNotSent(err)
 }
@@ -204,7 +212,7 @@ func (t *streamTry) open() error {
 	meta := t.ep.meta.Load()
 	if meta.tls && c.o.tls == nil {
 		t.ep.br.Release(t.ticket)
-		err := &errNotSent{Errorf(FailedPrecondition, "%s: provider %s requires TLS: configure the client with rt.WithTLS", m.FullName, t.ep.addr)}
+		err := &errNotSent{err: Errorf(FailedPrecondition, "%s: provider %s requires TLS: configure the client with rt.WithTLS", m.FullName, t.ep.addr)}
 		t.observe(err, c.o.clock.Now())
 		return err
 	}

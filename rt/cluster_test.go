@@ -508,6 +508,40 @@ func TestConfigMockExpires(t *testing.T) {
 	}
 }
 
+// The first call after the only provider restarted finds its connection
+// lost before the request left: it goes to the same provider on a new
+// connection, and runs once, even for a method that is not idempotent.
+func TestFirstCallAfterARestart(t *testing.T) {
+	c := newCluster(t, 1)
+	ctx := ctxT(t)
+	for round := range 5 {
+		if got, err := call(ctx, c.cli, &testDesc, 0, "before"); err != nil || got != "before" {
+			t.Fatalf("round %d, before the restart: %q, %v", round, got, err)
+		}
+		c.kill(0)
+		c.start(0)
+		before := c.executions()
+		if got, err := call(ctx, c.cli, &testDesc, 0, "after"); err != nil || got != "after" {
+			t.Fatalf("round %d, first call after the restart: %q, %v", round, got, err)
+		}
+		if n := c.executions() - before; n != 1 {
+			t.Fatalf("round %d: the call ran %d times, want 1", round, n)
+		}
+		c.kill(0)
+		c.start(0)
+		s, err := stream(ctx, c.cli, 0) // Count: "1" sends one message
+		if err == nil {
+			err = s.Send(&msg{S: "1"})
+		}
+		if err == nil {
+			_, err = s.Recv()
+		}
+		if err != nil {
+			t.Fatalf("round %d, first stream after the restart: %v", round, err)
+		}
+	}
+}
+
 // A provider list that is empty for a moment (the only provider
 // restarting) costs an idempotent call a try, not the call: it waits its
 // retry interval on the client's clock and picks again.

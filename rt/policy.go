@@ -97,6 +97,14 @@ func isNotSent(err error) bool {
 	return errors.As(err, &ns)
 }
 
+// isLostBeforeSent reports whether err marks a call that did not leave
+// because its connection was lost: its provider may take it on a new
+// connection.
+func isLostBeforeSent(err error) bool {
+	var ns *errNotSent
+	return errors.As(err, &ns) && ns.lost
+}
+
 // settle reports an attempt's outcome to the provider's breaker. A call
 // canceled by its caller says nothing about the provider: its place is
 // released without counting. A lost connection fails every call in flight

@@ -253,7 +253,7 @@ func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 	if !r.Deadline.IsZero() {
 		h.Timeout = time.Until(r.Deadline)
 		if h.Timeout <= 0 {
-			return &NotSent{errorf(DeadlineExceeded, "%s: deadline exceeded before sending", r.Name)}
+			return &NotSent{Err: errorf(DeadlineExceeded, "%s: deadline exceeded before sending", r.Name)}
 		}
 	}
 	size := r.Req.Size()
@@ -264,14 +264,15 @@ func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 	if c.err != nil || c.goaway {
 		err := c.err
 		c.mu.Unlock()
+		lost := err != nil
 		if err == nil {
 			err = errorf(Unavailable, "connection to %s is going away", c.addr)
 		}
-		return &NotSent{err}
+		return &NotSent{Err: err, Lost: lost}
 	}
 	if max := int(c.peer.MaxConcurrentCalls); max > 0 && len(c.pending) >= max && !r.Oneway {
 		c.mu.Unlock()
-		return &NotSent{errorf(ResourceExhausted, "%s: %d calls in flight on the connection to %s, its limit", r.Name, max, c.addr)}
+		return &NotSent{Err: errorf(ResourceExhausted, "%s: %d calls in flight on the connection to %s, its limit", r.Name, max, c.addr)}
 	}
 	c.nextID++
 	if c.nextID == 0 {
@@ -307,9 +308,11 @@ func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 	if werr != nil {
 		// The connection is lost: the call fails with the connection's
 		// error, so that it counts as part of that one loss, unless its
-		// own deadline cut a write that the server was not reading.
-		c.fail(werr)
+		// own deadline cut a write that the server was not reading. The
+		// call is taken back before the failure answers every pending
+		// one: its frame did not leave whole, so it did not run.
 		answered := !r.Oneway && !c.takePending(id)
+		c.fail(werr)
 		if answered {
 			<-p.done
 		}
@@ -319,7 +322,7 @@ func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 		if answered {
 			return p.result()
 		}
-		return &NotSent{c.failure()}
+		return &NotSent{Err: c.failure(), Lost: true}
 	}
 	if r.Oneway {
 		return nil
@@ -442,7 +445,7 @@ func (c *Conn) fail(err error) {
 	for id, p := range pending {
 		p.err = err
 		if lastRead != 0 && id > lastRead {
-			p.err = &NotSent{err} // after the GoAway's last request: never run
+			p.err = &NotSent{Err: err} // after the GoAway's last request: never run
 		}
 		p.done <- struct{}{}
 	}

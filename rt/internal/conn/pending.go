@@ -99,7 +99,7 @@ func (p *Pending) decode(f *wire.Frame, addr string) error {
 	if f.Status != 0 {
 		e := &Error{Code: f.Status, Message: string(f.Body), Remote: true}
 		if refused(md) {
-			return &NotSent{e}
+			return &NotSent{Err: e}
 		}
 		return e
 	}
@@ -170,7 +170,13 @@ func errorf(code uint8, format string, args ...any) *Error {
 // NotSent marks failures that happened before the request left this
 // process, or that the server refused before running the call: retrying
 // them cannot execute the call twice.
-type NotSent struct{ Err error }
+type NotSent struct {
+	Err error
+	// Lost: the request did not leave because the connection was lost
+	// (it had failed, or failed writing it): the provider itself may
+	// take it on a new connection.
+	Lost bool
+}
 
 func (e *NotSent) Error() string { return e.Err.Error() }
 func (e *NotSent) Unwrap() error { return e.Err }

@@ -63,13 +63,13 @@ func (p *Pool) Get(ctx context.Context) (*Conn, error) {
 			case <-ch:
 				continue
 			case <-ctx.Done():
-				return nil, &NotSent{ctxError(ctx.Err(), "connect to "+p.addr)}
+				return nil, &NotSent{Err: ctxError(ctx.Err(), "connect to "+p.addr)}
 			}
 		}
 		if now := p.cfg.Now(); now.Before(s.retryAt) {
 			err, wait := s.lastErr, s.retryAt.Sub(now)
 			s.mu.Unlock()
-			return nil, &NotSent{errorf(Unavailable, "connect to %s: %v (next try in %v)", p.addr, err, wait.Round(time.Millisecond))}
+			return nil, &NotSent{Err: errorf(Unavailable, "connect to %s: %v (next try in %v)", p.addr, err, wait.Round(time.Millisecond))}
 		}
 		ch := make(chan struct{})
 		s.dialing = ch
@@ -85,13 +85,13 @@ func (p *Pool) Get(ctx context.Context) (*Conn, error) {
 			// handshake: that says nothing about the address, so no
 			// backoff for the callers after it.
 			s.mu.Unlock()
-			return nil, &NotSent{ctxError(cmp.Or(ctx.Err(), context.DeadlineExceeded), "connect to "+p.addr)}
+			return nil, &NotSent{Err: ctxError(cmp.Or(ctx.Err(), context.DeadlineExceeded), "connect to "+p.addr)}
 		}
 		if err != nil {
 			s.backoff = min(max(2*s.backoff, minRedial), maxRedial)
 			s.lastErr, s.retryAt = err, p.cfg.Now().Add(s.backoff)
 			s.mu.Unlock()
-			return nil, &NotSent{&Error{Code: Unavailable, Message: fmt.Sprintf("connect to %s: %v", p.addr, err), Cause: err}}
+			return nil, &NotSent{Err: &Error{Code: Unavailable, Message: fmt.Sprintf("connect to %s: %v", p.addr, err), Cause: err}}
 		}
 		if old := s.conn; old != nil {
 			old.retire()

@@ -38,18 +38,18 @@ type Stream struct {
 // *NotSent: nothing was sent when OpenStream fails.
 func (c *Conn) OpenStream(ctx context.Context, r *Request, onEnd func(error)) (*Stream, error) {
 	if c.sc == nil {
-		return nil, &NotSent{errorf(Unimplemented, "%s: %s does not support streams (an older yrpc?)", r.Name, c.addr)}
+		return nil, &NotSent{Err: errorf(Unimplemented, "%s: %s does not support streams (an older yrpc?)", r.Name, c.addr)}
 	}
 	var timeout time.Duration
 	if !r.Deadline.IsZero() {
 		timeout = time.Until(r.Deadline)
 		if timeout <= 0 {
-			return nil, &NotSent{errorf(DeadlineExceeded, "%s: deadline exceeded before opening the stream", r.Name)}
+			return nil, &NotSent{Err: errorf(DeadlineExceeded, "%s: deadline exceeded before opening the stream", r.Name)}
 		}
 	}
 	h := wire.Header{Type: wire.TypeStreamOpen, Method: r.Method, Timeout: timeout}
 	if err := c.checkSize(r, &h, 0); err != nil {
-		return nil, &NotSent{err}
+		return nil, &NotSent{Err: err}
 	}
 	cs := &Stream{c: c, name: r.Name, ctx: ctx, onEnd: onEnd}
 	c.mu.Lock()
@@ -57,14 +57,14 @@ func (c *Conn) OpenStream(ctx context.Context, r *Request, onEnd func(error)) (*
 	case c.err != nil:
 		err := c.err
 		c.mu.Unlock()
-		return nil, &NotSent{err}
+		return nil, &NotSent{Err: err, Lost: true}
 	case c.goaway:
 		c.mu.Unlock()
-		return nil, &NotSent{errorf(Unavailable, "connection to %s is going away", c.addr)}
+		return nil, &NotSent{Err: errorf(Unavailable, "connection to %s is going away", c.addr)}
 	}
 	if max := int(c.peer.MaxConcurrentCalls); max > 0 && len(c.pending)+len(c.streams) >= max {
 		c.mu.Unlock()
-		return nil, &NotSent{errorf(ResourceExhausted, "%s: %d calls in flight on the connection to %s, its limit", r.Name, max, c.addr)}
+		return nil, &NotSent{Err: errorf(ResourceExhausted, "%s: %d calls in flight on the connection to %s, its limit", r.Name, max, c.addr)}
 	}
 	c.nextID++
 	if c.nextID == 0 {
@@ -89,7 +89,7 @@ func (c *Conn) OpenStream(ctx context.Context, r *Request, onEnd func(error)) (*
 		delete(c.streams, id)
 		c.mu.Unlock()
 		c.fail(err)
-		return nil, &NotSent{c.failure()}
+		return nil, &NotSent{Err: c.failure(), Lost: true}
 	}
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() { cs.abort(ctxError(ctx.Err(), r.Name)) })
