@@ -25,11 +25,13 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bench run|server|client|report|certs [flags] (see go doc)")
+		return fmt.Errorf("usage: bench run|curves|server|client|report|certs [flags] (see go doc)")
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "run":
 		return runner.Run(ctx, rest, os.Stdout, os.Stderr)
+	case "curves":
+		return runner.Curves(ctx, rest, os.Stdout, os.Stderr)
 	case "server":
 		defer profile(cmd)()
 		return runner.Server(ctx, rest, os.Stdin, os.Stdout)
@@ -47,7 +49,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return certs.Generate(rest[0])
 	default:
-		return fmt.Errorf("unknown command %q; want run, server, client, report or certs", cmd)
+		return fmt.Errorf("unknown command %q; want run, curves, server, client, report or certs", cmd)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yrpc/yrpc/bench/internal/impl"
 	"github.com/yrpc/yrpc/bench/internal/report"
 )
 
@@ -212,5 +213,122 @@ func TestParseStatCPU(t *testing.T) {
 	}
 	if d, err := procCPU(os.Getpid()); err != nil || d < 0 {
 		t.Fatalf("procCPU(self) = %v, %v", d, err)
+	}
+}
+
+func TestParseStatusRSS(t *testing.T) {
+	status := "Name:\tbench\nVmPeak:\t  900000 kB\nVmHWM:\t   40960 kB\nVmRSS:\t   20480 kB\nThreads:\t5\n"
+	rss, hwm, err := parseStatusRSS(status)
+	if err != nil || rss != 20 || hwm != 40 {
+		t.Fatalf("parseStatusRSS = %v, %v, %v; want 20, 40 MiB", rss, hwm, err)
+	}
+	for _, bad := range []string{"Name:\tx\n", "VmRSS:\t1 MB\nVmHWM:\t1 kB\n", "VmRSS:\tx kB\nVmHWM:\t1 kB\n"} {
+		if _, _, err := parseStatusRSS(bad); err == nil {
+			t.Errorf("parseStatusRSS(%q): no error", bad)
+		}
+	}
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	if rss, hwm, err := parseStatusRSS(string(b)); err != nil || rss <= 0 || hwm < rss {
+		t.Errorf("own status: %v, %v, %v", rss, hwm, err)
+	}
+}
+
+func TestParseCurves(t *testing.T) {
+	tests := []struct {
+		args    []string
+		wantErr bool
+		check   func(*curvesConfig) bool
+	}{
+		{[]string{"-sweeps", "size,fanin", "-size-impls", "netrpc", "-fanin-impls", "netrpc"}, false, func(c *curvesConfig) bool {
+			s := c.sweeps[0]
+			return len(c.sweeps) == 2 && s.name == report.SweepSize && len(s.xs) == 5 && s.c == 16 && c.repeats == 2 &&
+				s.callsAt(64) == 100000 && s.callsAt(1<<20) == 1024 && s.callsAt(1<<30) == 1000 &&
+				c.sweeps[1].point(16) == point{sweep: report.SweepFanIn, c: 256, n: 150000, conns: 16}
+		}},
+		{[]string{"-sweeps", "fanin", "-fanin-impls", "netrpc,drpc", "-quick"}, false, func(c *curvesConfig) bool {
+			s := c.sweeps[0]
+			return c.out == filepath.Join("results", "curves", "quick") && c.repeats == 1 && s.calls == 2000 &&
+				s.runs(s.impls[0], 1) && !s.runs(s.impls[1], 16) && s.runs(s.impls[1], 256)
+		}},
+		{[]string{"-sweeps", "providers", "-providers-impls", "netrpc"}, true, nil}, // not balanced
+		{[]string{"-sweeps", "fanin", "-fanin-impls", "netrpc", "-fanin", "8", "-fanin-c", "4"}, true, nil},
+		{[]string{"-sweeps", "nope"}, true, nil},
+		{[]string{"-sweeps", "size", "-size-impls", "netrpc", "-sizes", "0"}, true, nil},
+		{[]string{"-sweeps", "size", "-size-impls", ""}, true, nil},
+	}
+	for _, tt := range tests {
+		cfg, err := parseCurves(tt.args)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("parseCurves(%q) error = %v, want error %v", tt.args, err, tt.wantErr)
+			continue
+		}
+		if err == nil && !tt.check(cfg) {
+			t.Errorf("parseCurves(%q) = %+v", tt.args, cfg)
+		}
+	}
+}
+
+// TestCurves runs "bench curves" end to end with this test binary as the
+// server and client processes: a size curve, a fan-in curve (the ping-pong
+// only where it has a connection per worker) and, with yrpc, a providers
+// curve.
+func TestCurves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	t.Setenv(childEnv, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sweeps, want := "size,fanin", 2*2+3
+	if impl.Has("yrpc") {
+		sweeps, want = sweeps+",providers", want+2
+	}
+	args := []string{"-bin", exe, "-sweeps", sweeps, "-size-impls", "netrpc,tcp-pingpong", "-sizes", "64,40960",
+		"-size-n", "30", "-size-bytes", "1000000", "-fanin-impls", "netrpc,tcp-pingpong", "-fanin", "1,3", "-fanin-c", "3",
+		"-fanin-n", "30", "-providers", "1,3", "-providers-c", "3", "-providers-n", "30", "-repeats", "1", "-out", dir, "-timeout", "1m"}
+	var stdout, stderr strings.Builder
+	if err := Curves(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("curves: %v\nstderr:\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "curves.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f report.File
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Results) != want || len(f.Summary) != want {
+		t.Fatalf("%d results, %d summary rows; want %d", len(f.Results), len(f.Summary), want)
+	}
+	for _, r := range f.Results {
+		if r.Errors != 0 || r.CallsPerSec <= 0 || r.ServerRSS <= 0 || r.ServerPeakRSS < r.ServerRSS || r.Sweep == "" {
+			t.Errorf("result %+v", r)
+		}
+		if r.Sweep == report.SweepSize && r.Size == 40960 && (r.Calls != 30 || r.ServerBytes < 40960 && r.Impl == "netrpc") {
+			t.Errorf("40 kB point: %d calls, %.0f server bytes per call", r.Calls, r.ServerBytes)
+		}
+	}
+	for _, name := range []string{"curves.md", "size.svg", "fanin.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, wantOut := range []string{"| netrpc | 40 KiB |", "| tcp-pingpong | 3 |", "growth per call"} {
+		if !strings.Contains(stdout.String(), wantOut) {
+			t.Errorf("output lacks %q:\n%s", wantOut, stdout.String())
+		}
+	}
+	// "bench report" renders a curves.json again.
+	var again strings.Builder
+	if err := Report([]string{"-in", filepath.Join(dir, "curves.json"), "-out", t.TempDir()}, &again); err != nil ||
+		!strings.Contains(again.String(), "### Fan-in") {
+		t.Errorf("report of curves.json: %v\n%s", err, again.String())
 	}
 }

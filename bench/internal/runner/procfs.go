@@ -55,3 +55,44 @@ func parseStatCPU(stat string) (time.Duration, error) {
 	}
 	return time.Duration(ticks) * clockTick, nil
 }
+
+// rss returns the process's resident set (VmRSS) and its peak (VmHWM) in
+// MiB, read from /proc, or zeros when they cannot be read.
+func (p *proc) rss() (now, peak float64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0
+	}
+	now, peak, _ = parseStatusRSS(string(b))
+	return now, peak
+}
+
+// parseStatusRSS reads the VmRSS and VmHWM lines ("VmRSS:  1234 kB") of a
+// /proc/PID/status file, in MiB.
+func parseStatusRSS(status string) (rss, hwm float64, err error) {
+	found := 0
+	for _, line := range strings.Split(status, "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok || (key != "VmRSS" && key != "VmHWM") {
+			continue
+		}
+		f := strings.Fields(val)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, 0, fmt.Errorf("runner: bad /proc status line %q", line)
+		}
+		kb, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("runner: bad /proc status line %q: %w", line, err)
+		}
+		if key == "VmRSS" {
+			rss = float64(kb) / 1024
+		} else {
+			hwm = float64(kb) / 1024
+		}
+		found++
+	}
+	if found != 2 {
+		return 0, 0, fmt.Errorf("runner: /proc status without VmRSS and VmHWM")
+	}
+	return rss, hwm, nil
+}
