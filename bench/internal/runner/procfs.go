@@ -1,98 +1,26 @@
 package runner
 
 import (
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
-)
 
-// clockTick is the unit of /proc/PID/stat's CPU times (USER_HZ, 100 on
-// Linux for every architecture Go supports).
-const clockTick = 10 * time.Millisecond
+	"github.com/yrpc/yrpc/bench/internal/procfs"
+)
 
 // cpu returns the CPU time (user + system) the process has used so far,
 // read from /proc, or -1 when it cannot be read (not Linux, process gone).
 // Read by the runner, it needs no help from the process, so binaries of
 // other builds are measured the same way.
 func (p *proc) cpu() time.Duration {
-	d, err := procCPU(p.cmd.Process.Pid)
+	d, err := procfs.CPU(p.cmd.Process.Pid)
 	if err != nil {
 		return -1
 	}
 	return d
 }
 
-// procCPU reads utime + stime of pid from /proc/PID/stat.
-func procCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	return parseStatCPU(string(b))
-}
-
-// parseStatCPU reads fields 14 and 15 (utime, stime) of a /proc/PID/stat
-// line. The command name, field 2, is in parentheses and may hold spaces,
-// so fields are counted after its closing parenthesis.
-func parseStatCPU(stat string) (time.Duration, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("runner: bad /proc stat line %q", stat)
-	}
-	f := strings.Fields(stat[i+1:]) // f[0] is field 3
-	if len(f) < 13 {
-		return 0, fmt.Errorf("runner: short /proc stat line %q", stat)
-	}
-	var ticks int64
-	for _, s := range f[11:13] { // fields 14 and 15
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("runner: bad /proc stat field %q: %w", s, err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * clockTick, nil
-}
-
 // rss returns the process's resident set (VmRSS) and its peak (VmHWM) in
 // MiB, read from /proc, or zeros when they cannot be read.
 func (p *proc) rss() (now, peak float64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, 0
-	}
-	now, peak, _ = parseStatusRSS(string(b))
+	now, peak, _ = procfs.Mem(p.cmd.Process.Pid)
 	return now, peak
-}
-
-// parseStatusRSS reads the VmRSS and VmHWM lines ("VmRSS:  1234 kB") of a
-// /proc/PID/status file, in MiB.
-func parseStatusRSS(status string) (rss, hwm float64, err error) {
-	found := 0
-	for _, line := range strings.Split(status, "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
-			continue
-		}
-		f := strings.Fields(val)
-		if len(f) != 2 || f[1] != "kB" {
-			return 0, 0, fmt.Errorf("runner: bad /proc status line %q", line)
-		}
-		kb, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("runner: bad /proc status line %q: %w", line, err)
-		}
-		if key == "VmRSS" {
-			rss = float64(kb) / 1024
-		} else {
-			hwm = float64(kb) / 1024
-		}
-		found++
-	}
-	if found != 2 {
-		return 0, 0, fmt.Errorf("runner: /proc status without VmRSS and VmHWM")
-	}
-	return rss, hwm, nil
 }
