@@ -12,6 +12,17 @@ import (
 	"github.com/yrpc/yrpc/bench/internal/workload"
 )
 
+// prepare checks that addr is one address (name's client takes no list)
+// and returns it with the workers' requests.
+func prepare(name, addr string, o Options) (string, []*benchpb.BenchmarkMessage, error) {
+	addr, err := oneAddr(name, addr)
+	if err != nil {
+		return "", nil, err
+	}
+	reqs, err := requests(o)
+	return addr, reqs, err
+}
+
 // requests returns one filled request of o.Size bytes per worker. Workers
 // reuse theirs for every call, so building requests is outside the
 // measured calls for every implementation alike.

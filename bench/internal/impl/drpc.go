@@ -48,11 +48,7 @@ type drpcClient struct {
 }
 
 func dialDRPC(ctx context.Context, addr string, o Options) (harness.Client, error) {
-	addr, err := oneAddr("drpc", addr)
-	if err != nil {
-		return nil, err
-	}
-	reqs, err := requests(o)
+	addr, reqs, err := prepare("drpc", addr, o)
 	if err != nil {
 		return nil, err
 	}

@@ -59,11 +59,7 @@ type grpcClient struct {
 }
 
 func dialGRPC(_ context.Context, addr string, o Options) (harness.Client, error) {
-	addr, err := oneAddr("grpc", addr)
-	if err != nil {
-		return nil, err
-	}
-	reqs, err := requests(o)
+	addr, reqs, err := prepare("grpc", addr, o)
 	if err != nil {
 		return nil, err
 	}

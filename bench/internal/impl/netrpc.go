@@ -46,11 +46,7 @@ type netrpcClient struct {
 }
 
 func dialNetRPC(_ context.Context, addr string, o Options) (harness.Client, error) {
-	addr, err := oneAddr("netrpc", addr)
-	if err != nil {
-		return nil, err
-	}
-	reqs, err := requests(o)
+	addr, reqs, err := prepare("netrpc", addr, o)
 	if err != nil {
 		return nil, err
 	}

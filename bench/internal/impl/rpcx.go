@@ -46,11 +46,7 @@ type rpcxClient struct {
 }
 
 func dialRPCX(_ context.Context, addr string, o Options) (harness.Client, error) {
-	addr, err := oneAddr("rpcx", addr)
-	if err != nil {
-		return nil, err
-	}
-	reqs, err := requests(o)
+	addr, reqs, err := prepare("rpcx", addr, o)
 	if err != nil {
 		return nil, err
 	}

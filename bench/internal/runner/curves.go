@@ -237,19 +237,14 @@ func Curves(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 					if !s.runs(e, x) {
 						continue
 					}
-					r := measure(ctx, &cfg.measureConfig, e, s.point(x), rep+1)
-					f.Results = append(f.Results, r)
-					progress(stderr, rep+1, cfg.repeats, e.name, r)
-					if ctx.Err() != nil {
-						return ctx.Err()
+					if err := record(ctx, &cfg.measureConfig, f, e, s.point(x), rep+1, cfg.repeats, stderr); err != nil {
+						return err
 					}
 				}
 			}
 		}
 	}
-	f.Seconds = time.Since(start).Seconds()
-	f.Machine.LoadEnd = loadAvg()
-	f.Summary = report.Summarize(f.Results, order)
+	finish(f, start, order)
 	return outputCurves(cfg.out, f, stdout)
 }
 

@@ -38,6 +38,23 @@ func measure(ctx context.Context, cfg *measureConfig, e entry, pt point, repeat 
 	return r
 }
 
+// record measures e at pt, appends the result to f and prints it on
+// stderr; it returns ctx's error once ctx has ended.
+func record(ctx context.Context, cfg *measureConfig, f *report.File, e entry, pt point, rep, repeats int, stderr io.Writer) error {
+	r := measure(ctx, cfg, e, pt, rep)
+	f.Results = append(f.Results, r)
+	progress(stderr, rep, repeats, e.name, r)
+	return ctx.Err()
+}
+
+// finish closes a run's file: its duration from start, the load at the
+// end and the summary.
+func finish(f *report.File, start time.Time, order []string) {
+	f.Seconds = time.Since(start).Seconds()
+	f.Machine.LoadEnd = loadAvg()
+	f.Summary = report.Summarize(f.Results, order)
+}
+
 // progress prints one measurement on stderr.
 func progress(w io.Writer, rep, repeats int, name string, r report.Result) {
 	at := fmt.Sprintf("c=%-3d", r.C)

@@ -215,18 +215,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			// runs first or last.
 			for i := range cfg.impls {
 				e := cfg.impls[(i+rep)%len(cfg.impls)]
-				r := measure(ctx, &cfg.measureConfig, e, point{c: c, n: n}, rep+1)
-				f.Results = append(f.Results, r)
-				progress(stderr, rep+1, cfg.repeats, e.name, r)
-				if ctx.Err() != nil {
-					return ctx.Err()
+				if err := record(ctx, &cfg.measureConfig, f, e, point{c: c, n: n}, rep+1, cfg.repeats, stderr); err != nil {
+					return err
 				}
 			}
 		}
 	}
-	f.Seconds = time.Since(start).Seconds()
-	f.Machine.LoadEnd = loadAvg()
-	f.Summary = report.Summarize(f.Results, order)
+	finish(f, start, order)
 	return output(cfg.out, f, stdout)
 }
 
