@@ -9,3 +9,5 @@ require (
 	github.com/pierrec/lz4/v4 v4.1.33
 	go.uber.org/goleak v1.3.0
 )
+
+require golang.org/x/net v0.62.0

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"cmp"
+	"slices"
 	"unicode"
 
 	"github.com/yrpc/yrpc/gen/names"
@@ -66,6 +67,9 @@ func (c *checker) service(sm *svcModel) {
 	}
 	if b := s.Breaker; b != nil && (!(b.ErrorRate > 0 && b.ErrorRate <= 1) || b.MinRequests < 1 || b.OpenFor <= 0) {
 		c.add(at, "bad breaker: error rate %v, min requests %d, open for %v", b.ErrorRate, b.MinRequests, b.OpenFor)
+	}
+	if slices.Contains(s.Allow, "") {
+		c.add(at, "an empty principal in the service's allow list")
 	}
 	seen := map[string]bool{}
 	for _, meth := range s.Methods {
@@ -146,6 +150,17 @@ func (c *checker) method(at Problem, mm *methodModel) {
 	}
 	if m.Timeout < 0 {
 		c.add(at, "negative timeout %v", m.Timeout)
+	}
+	if slices.Contains(m.Allow, "") {
+		c.add(at, "an empty principal in the allow list")
+	}
+	if r := m.ClientRateLimit; r != nil {
+		switch {
+		case !(r.Rate > 0) || r.Burst < 1:
+			c.add(at, "bad client rate limit %v/s, burst %d", r.Rate, r.Burst)
+		case mm.kind.Stream():
+			c.add(at, "a %s has no client rate limit: it applies to calls", mm.kind)
+		}
 	}
 	switch {
 	case m.TryTimeout < 0:

@@ -155,6 +155,9 @@ func servicePolicy(s *svcModel) jen.Code {
 	if s.Balance != "" {
 		d.add("Balance", jen.Lit(s.Balance))
 	}
+	if len(s.Allow) > 0 {
+		d.add("Allow", stringsLit(s.Allow))
+	}
 	if len(d) == 0 {
 		return nil
 	}
@@ -252,7 +255,25 @@ func (m *model) methodPolicy(s *svcModel, mm *methodModel) literal {
 	if mm.MaxMessageSize != 0 {
 		d.add("MaxMessageSize", jen.Lit(mm.MaxMessageSize))
 	}
+	if len(mm.Allow) > 0 {
+		d.add("Allow", stringsLit(mm.Allow))
+	}
+	if r := mm.ClientRateLimit; r != nil {
+		var rl literal
+		rl.add("Rate", jen.Lit(r.Rate))
+		rl.add("Burst", jen.Lit(r.Burst))
+		d.add("ClientRateLimit", jen.Qual(rtPkg, "RateLimitPolicy").Add(rl.values()))
+	}
 	return d
+}
+
+// stringsLit is a []string literal of ss.
+func stringsLit(ss []string) jen.Code {
+	vals := make([]jen.Code, len(ss))
+	for i, s := range ss {
+		vals[i] = jen.Lit(s)
+	}
+	return jen.Index().String().Values(vals...)
 }
 
 func (m *model) genHandle(f *jen.File, s *svcModel, mm *methodModel) {

@@ -124,6 +124,7 @@ type Service struct {
 	RateLimit *RateLimit `json:"rate_limit,omitempty"`
 	Breaker   *Breaker   `json:"breaker,omitempty"`
 	Balance   string     `json:"balance,omitempty"` // "", "random", "round_robin", "weighted_round_robin", "least_active", "p2c", "consistent_hash", "consistent_hash_bounded"
+	Allow     []string   `json:"allow,omitempty"`   // principals allowed to call the service's methods; nil: anyone
 	Methods   []*Method  `json:"methods"`
 }
 
@@ -192,6 +193,11 @@ type Method struct {
 	// MaxMessageSize limits each message of a stream, in encoded bytes;
 	// 0 means the runtime's default. Streams only.
 	MaxMessageSize int `json:"max_message_size,omitempty"`
+	// Allow lists the principals that may call the method, replacing
+	// the service's list; nil: the service's.
+	Allow []string `json:"allow,omitempty"`
+	// ClientRateLimit caps each client's calls of the method.
+	ClientRateLimit *RateLimit `json:"client_rate_limit,omitempty"`
 }
 
 // Retry is a method's retry policy.

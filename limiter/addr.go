@@ -29,7 +29,8 @@ func ClientIP(addr string) string {
 		// colon without brackets is a bare IPv6 address
 		host = host[:i]
 	}
-	if len(host) > 7 && strings.EqualFold(host[:7], "::ffff:") && strings.IndexByte(host[7:], '.') >= 0 {
+	if len(host) > 7 && strings.EqualFold(host[:7], "::ffff:") && strings.IndexByte(host[7:], '.') >= 0 && strings.IndexByte(host[7:], ':') < 0 {
+		// IPv4-mapped "::ffff:a.b.c.d"; "::ffff:0:a.b.c.d" is not one
 		host = host[7:]
 	}
 	return host

@@ -21,6 +21,7 @@ func TestClientIP(t *testing.T) {
 		{"[::FFFF:10.0.0.7]:80", "10.0.0.7"},
 		{"::ffff:10.0.0.7", "10.0.0.7"},
 		{"[::ffff:a00:7]:80", "::ffff:a00:7"},
+		{"[::ffff:0:10.0.0.7]:80", "::ffff:0:10.0.0.7"}, // not IPv4-mapped
 		{"localhost:8080", "localhost"},
 		{"/run/yrpc.sock", "/run/yrpc.sock"},
 		{"@abstract", "@abstract"},

@@ -81,6 +81,9 @@ func (k *call) do(ctx context.Context, req, resp Message) error {
 func (k *call) run() error {
 	m, now := k.info.Method, k.start
 	pol := &m.Policy
+	if lim := k.st.limits[k.info.Index]; lim != nil && !lim.Allow(now) {
+		return Errorf(ResourceExhausted, "%s: the client's rate limit for the method is exceeded (not sent)", m.FullName)
+	}
 	v := k.st.current(now)
 	if v == nil || len(v.eps) == 0 && v.draining == 0 {
 		// Discovery is not charged to the method's timeout: its wait is
@@ -298,15 +301,15 @@ func (a *attempt) run() error {
 	a.md = requestMD(a.md[:0], a.ctx, k.c.o.app, a.n, k.st.keyMD, k.creds, meta.token)
 	a.req = conn.Request{Method: m.ID, Name: m.FullName, Oneway: m.Oneway, Deadline: a.deadline,
 		Req: k.req, Resp: a.resp, MD: a.md, WantMD: k.opts.respMD != nil}
-	cn, err := a.ep.pool.Get(a.ctx)
+	cn, err := a.ep.tr.get(a.ctx)
 	if err == nil {
 		a.ep.active.Add(1)
 		err = cn.Call(a.ctx, &a.req, a.p)
 		a.ep.active.Add(-1)
 		// A call that found its connection already lost (not sent) is
 		// part of the same loss as the calls in flight on it.
-		if err != nil && cn.LostWith(err) {
-			a.lost = cn
+		if err != nil {
+			a.lost = cn.lostWith(err)
 		}
 	}
 	if err != nil {

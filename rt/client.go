@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/yrpc/yrpc/rt/internal/conn"
+	"github.com/yrpc/yrpc/rt/internal/grpcclient"
 	"github.com/yrpc/yrpc/rt/metrics"
 	"github.com/yrpc/yrpc/rt/registry"
 )
@@ -26,7 +27,8 @@ var ErrClientClosed = &Error{Code: Unavailable, Message: "client closed"}
 // share it: a Client is safe for concurrent use and serves every service.
 type Client struct {
 	o      clientConfig
-	cc     conn.Config // what its connections share
+	cc     conn.Config       // what its connections share
+	gcfg   grpcclient.Config // what its gRPC connections share
 	reg    registry.Registry
 	ownReg bool
 	invoke InvokeFunc
@@ -36,6 +38,7 @@ type Client struct {
 
 	mu     sync.Mutex
 	pools  map[string]*conn.Pool
+	gpools map[string]*grpcclient.Pool // by target (grpc://host:port, grpcs://...)
 	closed bool
 	done   chan struct{}
 	wg     sync.WaitGroup
@@ -46,7 +49,7 @@ type Client struct {
 // NewClient returns a client configured by opts. It needs WithRegistry or
 // WithAddrs; it connects lazily, on the first call to each provider.
 func NewClient(opts ...ClientOption) (*Client, error) {
-	c := &Client{o: newClientConfig(opts), pools: make(map[string]*conn.Pool), done: make(chan struct{})}
+	c := &Client{o: newClientConfig(opts), pools: make(map[string]*conn.Pool), gpools: make(map[string]*grpcclient.Pool), done: make(chan struct{})}
 	c.rec = c.o.defaultRecorder()
 	switch {
 	case c.o.registry != nil && len(c.o.addrs) > 0:
@@ -80,6 +83,16 @@ func NewClient(opts ...ClientOption) (*Client, error) {
 		Buffers:      c.o.buffers,
 		TLS:          c.o.tls,
 		WriteTimeout: c.o.writeTimeout,
+	}
+	c.gcfg = grpcclient.Config{
+		Dial:           c.o.dialer,
+		TLS:            c.o.tls,
+		MaxMessage:     c.o.maxFrame,
+		MaxHeaderBytes: c.o.maxMD + 1<<10,
+		Heartbeat:      max(c.o.heartbeat, 0),
+		WriteTimeout:   c.o.writeTimeout,
+		Compress:       c.o.compress,
+		Now:            c.o.clock.Now,
 	}
 	host, _ := os.Hostname()
 	c.id = host + ":" + strconv.Itoa(os.Getpid()) + ":" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
@@ -197,14 +210,18 @@ func (c *Client) Close() error {
 	c.closed = true
 	close(c.done)
 	svcs := *c.svcs.Load()
-	pools := c.pools
-	c.pools = map[string]*conn.Pool{}
+	pools, gpools := c.pools, c.gpools
+	c.pools, c.gpools = map[string]*conn.Pool{}, map[string]*grpcclient.Pool{}
 	c.mu.Unlock()
 	for _, st := range svcs {
 		st.close()
 	}
+	closed := &conn.Error{Code: uint8(ErrClientClosed.Code), Message: ErrClientClosed.Message}
 	for _, p := range pools {
-		p.Close(&conn.Error{Code: uint8(ErrClientClosed.Code), Message: ErrClientClosed.Message})
+		p.Close(closed)
+	}
+	for _, p := range gpools {
+		p.Close(closed)
 	}
 	c.wg.Wait()
 	if c.ownReg {
@@ -245,7 +262,11 @@ func fromConn(err error) error {
 	}
 	var ce *conn.Error
 	if errors.As(err, &ce) {
-		err = &Error{Code: Code(ce.Code), Message: ce.Message, Remote: ce.Remote, Cause: ce.Cause}
+		e := &Error{Code: Code(ce.Code), Message: ce.Message, Remote: ce.Remote, Cause: ce.Cause}
+		for _, d := range ce.Details {
+			e.Details = append(e.Details, ErrorDetail(d))
+		}
+		err = e
 	} else {
 		err = &Error{Code: Unavailable, Message: err.Error(), Cause: err}
 	}

@@ -24,6 +24,7 @@ type clientConfig struct {
 	debug              bool
 	creds              Credentials
 	discoveryWait      time.Duration
+	methodLimits       map[string]RateLimitPolicy // by "package.Service/Method"
 }
 
 func newClientConfig(opts []ClientOption) clientConfig {
@@ -97,6 +98,20 @@ func WithBalancer(b balance.Builder) ClientOption {
 // not multiply the load.
 func WithRetryBudget(ratio, floor float64) ClientOption {
 	return clientOption(func(c *clientConfig) { c.retryRatio, c.retryFloor = ratio, floor })
+}
+
+// WithMethodRateLimit caps the calls the client sends of one method
+// ("package.Service/Method") at rate per second with bursts of burst,
+// replacing the schema's ClientRateLimit: calls beyond it fail locally
+// with ResourceExhausted, before they leave the client, and count against
+// no provider's breaker. A rate of 0 lifts the schema's limit.
+func WithMethodRateLimit(method string, rate float64, burst int) ClientOption {
+	return clientOption(func(c *clientConfig) {
+		if c.methodLimits == nil {
+			c.methodLimits = map[string]RateLimitPolicy{}
+		}
+		c.methodLimits[method] = RateLimitPolicy{Rate: rate, Burst: burst}
+	})
 }
 
 // DefaultDiscoveryWait is the default of WithDiscoveryWait.

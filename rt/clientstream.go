@@ -34,7 +34,9 @@ func (c *Client) NewStream(ctx context.Context, sd *ServiceDesc, m int, opts ...
 	for _, f := range opts {
 		f(&o)
 	}
-	open := func(ctx context.Context, info *CallInfo) (ClientStreamer, error) { return c.openStream(ctx, st, info, &o) }
+	open := func(ctx context.Context, info *CallInfo) (ClientStreamer, error) {
+		return c.openStream(ctx, st, info, &o)
+	}
 	if len(c.o.streamInterceptors) > 0 {
 		open = chainStreamClient(c.o.streamInterceptors, open)
 	}
@@ -118,7 +120,7 @@ type streamTry struct {
 	s      *clientStream
 	ep     *endpoint
 	ticket breakerTicket
-	cs     *conn.Stream
+	cs     connStream
 	start  time.Time
 	once   sync.Once
 }
@@ -163,10 +165,10 @@ func (t *streamTry) open(n int) error {
 	}
 	md := requestMD(nil, s.ctx, c.o.app, n, s.st.keyMD, s.creds, meta.token)
 	req := conn.Request{Method: m.ID, Name: m.FullName, Deadline: deadlineOf(s.ctx), MD: md, MaxMessage: m.Policy.MaxMessageSize}
-	pc, err := t.ep.pool.Get(s.ctx)
+	pc, err := t.ep.tr.get(s.ctx)
 	if err == nil {
 		t.ep.active.Add(1)
-		t.cs, err = pc.OpenStream(s.ctx, &req, t.ended)
+		t.cs, err = pc.openStream(s.ctx, &req, t.ended)
 		if err != nil {
 			t.ep.active.Add(-1)
 		}

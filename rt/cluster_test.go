@@ -539,7 +539,7 @@ func TestHungProviderCostsOneTry(t *testing.T) {
 			impl.slow = time.Hour // answers only when its call's deadline passes
 		}
 	})
-	const callers, calls = 8, 25
+	const callers, calls = 8, 6
 	var failed atomic.Int64
 	var wg sync.WaitGroup
 	for g := 0; g < callers; g++ {
@@ -548,8 +548,9 @@ func TestHungProviderCostsOneTry(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < calls; i++ {
 				// A try on the hung provider takes half of this; the
-				// next, on a live one, has the other half.
-				if _, err := call(context.Background(), c.cli, &testDesc, 2, "x", rt.WithCallTimeout(time.Second)); err != nil {
+				// next, on a live one, has half the rest (750 ms: ample
+				// for an echo on a loaded machine).
+				if _, err := call(context.Background(), c.cli, &testDesc, 2, "x", rt.WithCallTimeout(3*time.Second)); err != nil {
 					failed.Add(1)
 					t.Errorf("call failed: %v", err)
 					return
@@ -767,5 +768,32 @@ func TestNotServingProviderGetsNoCalls(t *testing.T) {
 	calls(20)
 	if impls[0].calls.Load() == before {
 		t.Fatal("the provider serves again but gets no calls")
+	}
+}
+
+// A client-side rate limit refuses calls beyond it locally, with
+// ResourceExhausted: they never reach a provider, nor its breaker.
+func TestClientRateLimit(t *testing.T) {
+	c := newCluster(t, 1, rt.WithMethodRateLimit("test.Echo/Echo", 1, 2))
+	got := map[rt.Code]int{}
+	for range 5 {
+		_, err := call(ctxT(t), c.cli, &testDesc, 0, "x")
+		got[rt.CodeOf(err)]++
+	}
+	if got[rt.OK] != 2 || got[rt.ResourceExhausted] != 3 || c.impls[0].calls.Load() != 2 {
+		t.Fatalf("codes %v, %d calls served; want 2 OK (the burst) and 3 refused locally", got, c.impls[0].calls.Load())
+	}
+	c.clock.Advance(time.Second) // one more token
+	if _, err := call(ctxT(t), c.cli, &testDesc, 0, "x"); err != nil {
+		t.Fatalf("a second later: %v", err)
+	}
+	if ps := c.cli.Providers(&testDesc); ps[0].Breaker != "closed" {
+		t.Fatalf("breaker %q after local refusals, want closed", ps[0].Breaker)
+	}
+	// Another method is not limited.
+	for range 5 {
+		if _, err := call(ctxT(t), c.cli, &testDesc, 2, "x"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -147,6 +147,10 @@ type MethodPolicy struct {
 	// MaxMessageSize bounds each message of a stream method, both ways;
 	// 0 means the connection's max frame size.
 	MaxMessageSize int
+	// ClientRateLimit caps the calls each client sends of the method
+	// (ResourceExhausted locally beyond it); Rate 0 means none.
+	// WithMethodRateLimit overrides it.
+	ClientRateLimit RateLimitPolicy
 }
 
 // RetryPolicy says how often and how fast a method is retried. Tries counts

@@ -55,11 +55,54 @@
 // ("h2", "http/1.1" vs "yrpc"). WithGRPC chooses the same port, a port of
 // its own (Server.ServeGRPC) or none; GRPCMode documents the mapping of
 // deadlines, metadata, status codes, error details, compression and the
-// HTTP/2 limits. The connections are served by net/http's HTTP/2 server
-// (h2c and TLS) behind an in-memory listener; package rt/internal/grpcwire
-// holds the protocol's framing. Every Server also serves the standard
+// HTTP/2 limits. HTTP/2 connections (h2c and TLS) are served by yrpc's
+// own lean HTTP/2 server (package rt/internal/h2 reads and writes the
+// frames, golang.org/x/net's hpack codes the headers): one reading
+// goroutine per connection, quick unary calls served inline as on yrpc's
+// own connections, answers batched through the same socket writer.
+// net/http serves only gRPC-Web over HTTP/1.1. Package rt/internal/grpcwire
+// holds gRPC's message framing, status and metadata rules. Every Server also serves the standard
 // grpc.health.v1.Health service on both protocols (HealthServiceDesc),
-// tied to Shutdown, governance draining and SetServing.
+// tied to Shutdown, governance draining and SetServing, and gRPC server
+// reflection (grpc.reflection.v1 and v1alpha, from the descriptors the
+// generated code embeds) so that grpcurl and other tools can list and call
+// its services; WithReflection(false) turns it off.
+//
+// A Client calls plain gRPC servers too: a provider whose address is
+// grpc://host:port (HTTP/2 without TLS, h2c) or grpcs://host:port (TLS,
+// ALPN h2, with WithTLS's config or else the system's roots), in
+// WithAddrs or a registry, or whose registry payload lists "grpc" and not
+// "yrpc" among its Protocols (over TLS when the client has WithTLS), is
+// called over gRPC; a yrpc Server lists both and is called over yrpc. The
+// generated stubs do not change, and the whole call path above the
+// connection applies: balancers, breakers, retries and the budget (a call
+// is not sent when its connection could not be made, its request headers
+// never left, the server refused it, or it was above a GOAWAY's last
+// stream or refused with REFUSED_STREAM), mocks, interceptors,
+// credentials and metrics. Unary calls and the three stream kinds
+// (NewStream) go to "/package.Service/Method"; the deadline travels as
+// grpc-timeout; metadata as headers (keys in lowercase, "-bin" values in
+// base64; keys of other characters than letters, digits, '-', '_' and
+// '.', and other values than printable ASCII, fail locally with
+// InvalidArgument; the transport's own keys are left out); the answer's
+// headers and trailers are its metadata (ResponseMetadata, a stream's
+// Trailer); grpc-status, grpc-message and grpc-status-details-bin become
+// the *Error's Code, Message and Details. Answers may be gzipped;
+// WithCompression gzips requests from its threshold once the server said
+// it takes gzip. WithMaxFrameSize bounds each answer's message
+// (ResourceExhausted), a method's MaxMessageSize a stream's messages both
+// ways, WithMaxMetadataSize plus 1 KiB the answer's headers and trailers;
+// WithHeartbeat sends HTTP/2 pings, WithWriteTimeout applies. What
+// differs from yrpc's connections: one HTTP/2 connection per provider
+// (WithPoolSize does not apply; calls beyond the server's
+// MaxConcurrentStreams wait for a slot); a oneway method waits for the
+// server's empty answer; a lost connection counts against the breaker
+// once per call it failed; a stream's end is known when RecvMsg reaches it
+// or its context ends (an error answered before any message excepted).
+// Not supported: gRPC-Web, codecs other than protobuf, encodings other
+// than gzip, gRPC's service config (its retry and load-balancing
+// policies), name resolvers (dns:///), and ALTS. Package
+// rt/internal/grpcclient holds the client connection.
 //
 // # Client
 //
@@ -124,9 +167,10 @@
 // metadata.go, callctx.go), the client (client.go, service.go for what it
 // knows of each service, call.go and race.go for one call's path,
 // policy.go for the policy's pure decisions, mock.go, budget.go) and the
-// server (server.go, serverconn.go; grpc_*.go for gRPC and health).
-// Package rt/internal/conn is the client
-// connection; rt/internal/sock the socket machinery both sides share.
+// server (server.go, serverconn.go; grpc_*.go for gRPC and health);
+// transport.go chooses a provider's connection: rt/internal/conn's (yrpc)
+// or rt/internal/grpcclient's (gRPC). rt/internal/sock is the socket
+// machinery both sides share.
 //
 // # Streams
 //

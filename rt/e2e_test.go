@@ -677,15 +677,19 @@ func TestDeadlineBoundsWritesToAServerThatDoesNotRead(t *testing.T) {
 	defer lis.Close()
 	release := make(chan struct{})
 	go func() {
-		c, err := lis.Accept()
-		if err != nil {
-			return
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, wire.PrefaceLen)
+				readFull(c, buf)
+				c.Write(wire.AppendPreface(nil, wire.Preface{Version: wire.Version, MaxFrameSize: 8 << 20}))
+				<-release // read nothing more
+			}()
 		}
-		defer c.Close()
-		buf := make([]byte, wire.PrefaceLen)
-		readFull(c, buf)
-		c.Write(wire.AppendPreface(nil, wire.Preface{Version: wire.Version, MaxFrameSize: 8 << 20}))
-		<-release // read nothing more
 	}()
 	defer close(release)
 	cli, err := rt.NewClient(rt.WithAddrs(lis.Addr().String()))
@@ -695,8 +699,8 @@ func TestDeadlineBoundsWritesToAServerThatDoesNotRead(t *testing.T) {
 	defer cli.Close()
 
 	payload := strings.Repeat("x", 3<<20)
-	const timeout = 200 * time.Millisecond
-	for i := range 64 { // 192 MiB: far more than any loopback socket buffers
+	const timeout = time.Second // ample for the handshake on a loaded machine
+	for i := range 64 {         // 192 MiB: far more than any loopback socket buffers
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		errc := make(chan error, 1)
 		go func() { _, err := call(ctx, cli, &testDesc, 0, payload); errc <- err }()

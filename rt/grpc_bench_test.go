@@ -95,9 +95,10 @@ func BenchmarkGRPCUnaryParallel(b *testing.B) {
 }
 
 // BenchmarkGRPCUnaryServerAllocs splits the allocations of
-// BenchmarkGRPCUnary between the server (net/http's HTTP/2 server and
-// yrpc's handler) and the client, by the stacks of a memory profile
-// recording every allocation. Its ns/op are inflated by the profiling.
+// BenchmarkGRPCUnary between the server (yrpc's HTTP/2 server and
+// handler; net/http's for HTTP/1.1) and the client, by the stacks of a
+// memory profile recording every allocation. Its ns/op are inflated by
+// the profiling.
 func BenchmarkGRPCUnaryServerAllocs(b *testing.B) {
 	g := newGRPCBench(b)
 	buf := make([]byte, 1024)
@@ -114,14 +115,14 @@ func BenchmarkGRPCUnaryServerAllocs(b *testing.B) {
 		n++
 	}
 	after := serverAllocs()
-	for side, k := range map[string]int{"server": 0, "rt-handler": 1, "client": 2} {
+	for side, k := range map[string]int{"server": 0, "rt": 1, "client": 2} {
 		b.ReportMetric(float64(after[k]-before[k])/float64(n), side+"-allocs/op")
 	}
 }
 
 // serverAllocs counts the allocations of the memory profile made on the
-// server side (HTTP/2 server or yrpc's runtime), those of them in yrpc's
-// handler code, and the others.
+// server side (yrpc's runtime, or net/http's server), those of them in
+// yrpc's code, and the others.
 func serverAllocs() [3]int64 {
 	runtime.GC()
 	runtime.GC() // the profile is as of the last completed GC

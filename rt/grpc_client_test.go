@@ -219,10 +219,20 @@ type grpcEnv struct {
 
 func newGRPCEnv(t *testing.T, opts ...rt.ServerOption) *grpcEnv {
 	t.Helper()
+	return newGRPCEnvWith(t, nil, opts...)
+}
+
+// newGRPCEnvWith is newGRPCEnv whose server also registers what register
+// registers.
+func newGRPCEnvWith(t *testing.T, register func(*rt.Server), opts ...rt.ServerOption) *grpcEnv {
+	t.Helper()
 	checkLeaks(t)
 	e := &grpcEnv{impl: newTestImpl(), srv: rt.NewServer(opts...)}
 	e.srv.RegisterService(&testDesc, e.impl)
 	e.srv.RegisterService(&probeDesc, struct{}{})
+	if register != nil {
+		register(e.srv)
+	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

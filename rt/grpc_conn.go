@@ -13,18 +13,20 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/yrpc/yrpc/rt/internal/h2"
 	"github.com/yrpc/yrpc/rt/wire"
 )
 
 // ProtocolGRPC names gRPC (and gRPC-Web) in registry payloads.
 const ProtocolGRPC = "grpc"
 
-// grpcServer serves gRPC and gRPC-Web for a Server: the connections its
-// listeners' first bytes or ALPN show to be HTTP are handed to one
-// http.Server through an in-memory listener, and the http.Server's
-// handler runs their calls through the Server's call path. A connection
-// handed over stays one of the Server's connections (Limits.MaxConns and
-// MaxConnsPerIP count it) until the http.Server is done with it.
+// grpcServer serves gRPC and gRPC-Web for a Server. The connections its
+// listeners' first bytes or ALPN show to be HTTP/2 stay the Server's own
+// (h2Conn); those of HTTP/1.1 (gRPC-Web) are handed to one http.Server
+// through an in-memory listener, and the http.Server's handler runs their
+// calls through the Server's call path. Either way a connection stays
+// one of the Server's connections (Limits.MaxConns and MaxConnsPerIP
+// count it) until it closes.
 type grpcServer struct {
 	s     *Server
 	http  *http.Server
@@ -35,7 +37,6 @@ type grpcServer struct {
 	conns map[net.Conn]*httpConn // handed over, by the conn given to http
 
 	pools grpcPools
-	hdr   grpcHeaders
 }
 
 // httpConn is a connection handed to the http.Server.
@@ -57,15 +58,8 @@ func newGRPCServer(s *Server) *grpcServer {
 	g := &grpcServer{s: s, conns: make(map[net.Conn]*httpConn)}
 	g.lis.init()
 	g.pools.init()
-	g.hdr.init()
 	var protos http.Protocols
-	protos.SetHTTP1(true) // gRPC-Web
-	protos.SetHTTP2(true)
-	protos.SetUnencryptedHTTP2(o.tls == nil || o.plaintextOK)
-	maxStreams := o.limits.MaxCallsPerConn
-	if maxStreams <= 0 {
-		maxStreams = 1 << 28 // no limit; 4 times it still fits net/http's uint32
-	}
+	protos.SetHTTP1(true) // gRPC-Web; HTTP/2 is h2Conn's
 	idle := o.idleTimeout
 	if idle <= 0 {
 		idle = 100 * 365 * 24 * time.Hour // none (0 would mean ReadTimeout's)
@@ -80,15 +74,6 @@ func newGRPCServer(s *Server) *grpcServer {
 		ErrorLog:          slog.NewLogLogger(o.logger.Handler(), slog.LevelDebug),
 		ConnContext:       g.connContext,
 		ConnState:         g.connState,
-		HTTP2: &http.HTTP2Config{
-			MaxConcurrentStreams: maxStreams,
-			MaxReadFrameSize:     16 << 10,
-			SendPingTimeout:      max(o.heartbeat, 0),
-			WriteByteTimeout:     o.writeTimeout,
-			CountError: func(errType string) {
-				o.logger.Debug("rt: HTTP/2 connection error", "type", errType)
-			},
-		},
 	}
 	return g
 }
@@ -154,7 +139,11 @@ func (c *serverConn) handOff(st *tls.ConnectionState) bool {
 		return false
 	}
 	if st != nil {
-		if c.httpALPN(st.NegotiatedProtocol) {
+		switch {
+		case st.NegotiatedProtocol == alpnH2 && c.httpALPN(alpnH2):
+			g.serveH2(c, c.nc)
+			return true
+		case c.httpALPN(st.NegotiatedProtocol):
 			g.serve(c, c.nc)
 			return true
 		}
@@ -172,6 +161,9 @@ func (c *serverConn) handOff(st *tls.ConnectionState) bool {
 	}
 	nc := &prefixConn{Conn: c.nc, prefix: b[:]}
 	switch {
+	case string(b[:]) == h2.ClientPreface[:4]:
+		g.serveH2(c, nc)
+		return true
 	case looksHTTP(b):
 		g.serve(c, nc)
 		return true
@@ -198,7 +190,7 @@ func looksHTTP(b [4]byte) bool {
 	return true
 }
 
-// serve hands c, whose bytes travel on nc, to the http.Server.
+// serve hands c, whose bytes travel on nc, to the http.Server (HTTP/1.1).
 func (g *grpcServer) serve(c *serverConn, nc net.Conn) {
 	s := g.s
 	g.start.Do(func() {
@@ -260,16 +252,16 @@ func (g *grpcServer) forget(nc net.Conn) {
 	g.s.wg.Done()
 }
 
-// goAway starts the graceful shutdown of the HTTP side: GOAWAY on HTTP/2
-// connections, idle HTTP/1.1 connections closed, busy ones closed after
-// their call. It does not wait.
+// goAway starts the graceful shutdown of the HTTP/1.1 side: idle
+// connections closed, busy ones closed after their call. It does not
+// wait. (HTTP/2 connections are the Server's: see serverConn.sendGoAway.)
 func (g *grpcServer) goAway() {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // Shutdown does its work, then returns at its first wait
 	_ = g.http.Shutdown(ctx)
 }
 
-// close closes the HTTP side and its connections at once.
+// close closes the HTTP/1.1 side and its connections at once.
 func (g *grpcServer) close() {
 	g.lis.Close()
 	_ = g.http.Close()

@@ -94,7 +94,8 @@ func unaryProbe(name string, id uint32, f func(context.Context, *msg) (*msg, err
 }
 
 // probeMeta answers the request metadata as sorted "k=v" lines, and sends
-// back as response metadata the pairs "k=v" of the request's lines.
+// back as response metadata the pairs "k=v" of the request's lines; with a
+// line "fail=CODE" it fails with that code instead, the metadata set.
 func probeMeta(ctx context.Context, req *msg) (*msg, error) {
 	md := rt.IncomingMetadata(ctx)
 	var lines []string
@@ -102,10 +103,18 @@ func probeMeta(ctx context.Context, req *msg) (*msg, error) {
 		lines = append(lines, md[i]+"="+md[i+1])
 	}
 	slices.Sort(lines)
+	fail := rt.OK
 	for _, l := range strings.Split(req.S, "\n") {
 		if k, v, ok := strings.Cut(l, "="); ok {
 			rt.SetResponseMetadata(ctx, k, v)
+			if k == "fail" {
+				n, _ := strconv.Atoi(v)
+				fail = rt.Code(n)
+			}
 		}
+	}
+	if fail != rt.OK {
+		return nil, rt.Errorf(fail, "failed as asked")
 	}
 	return &msg{S: strings.Join(lines, "\n")}, nil
 }

@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,17 +17,21 @@ import (
 )
 
 // grpcCall is one gRPC or gRPC-Web call (unary, or a stream: it is then
-// the handler's ServerStreamer) being served on an HTTP request.
+// the handler's ServerStreamer) on either transport: an HTTP/2 stream of
+// the server's own (h2Stream), or net/http's HTTP/1.1 for gRPC-Web
+// (httpCall). The transport sends what the call hands it (grpcOut).
 type grpcCall struct {
-	sc      serverCall // conn is the HTTP connection's; ctx the handler's
-	g       *grpcServer
-	se      *serviceEntry
-	w       http.ResponseWriter
-	r       *http.Request
-	web     bool // gRPC-Web: trailers in the body
-	gzipIn  bool // the request's grpc-encoding is gzip
-	gzipOut bool // answer with gzip
-	rd      grpcwire.Reader
+	sc        serverCall // conn is the client connection's; ctx the handler's
+	g         *grpcServer
+	tr        grpcTransport
+	web       bool // gRPC-Web: trailers in the body
+	gzipIn    bool // the request's grpc-encoding is gzip
+	gzipOut   bool // answer with gzip
+	acceptEnc bool // answer grpc-accept-encoding
+	admitted  bool // holds a place in flight: done gives it back
+	rd        grpcwire.Reader
+	rbuf      *grpcBuf // rd's storage, from the pool
+	out       grpcOut  // what is being sent (one send at a time)
 
 	sendMu     sync.Mutex // SendMsg against the stream's end
 	headerSent bool
@@ -35,112 +39,155 @@ type grpcCall struct {
 	trailer    MD // SetTrailer's
 }
 
-// grpcHeaders are response header values that every response of a
-// server shares: net/http only reads them.
-type grpcHeaders struct {
-	grpc, web, gzip, encodings, statusOK []string
+// grpcTransport sends a call's response.
+type grpcTransport interface {
+	// send sends o: a piece of the response, or all of it.
+	send(o *grpcOut) error
 }
 
-func (h *grpcHeaders) init() {
-	*h = grpcHeaders{grpc: []string{grpcwire.ContentTypeGRPC}, web: []string{grpcwire.ContentTypeWeb + "+proto"},
-		gzip: []string{"gzip"}, encodings: []string{"gzip,identity"}, statusOK: []string{"0"}}
+// grpcOut is a piece of a response for grpcTransport.send, sent in this
+// order: the response headers (if headers; with md unless end), msg
+// (marshaled and length-prefixed by the transport), body, and if end the
+// end of the response: for gRPC the trailers (status and md), or with
+// nothing before them in the response a Trailers-Only response.
+type grpcOut struct {
+	headers bool
+	msg     Message // uncompressed
+	body    []byte  // a compressed message, gRPC-Web's trailers frame
+	end     bool
+	status  grpcEnd
+	md      MD
 }
 
-// Header keys, canonical as net/http keeps them.
-const (
-	hdrKeyContentType    = "Content-Type"
-	hdrKeyTimeout        = "Grpc-Timeout"
-	hdrKeyEncoding       = "Grpc-Encoding"
-	hdrKeyAcceptEncoding = "Grpc-Accept-Encoding"
-	hdrKeyStatus         = "Grpc-Status"
-	hdrKeyMessage        = "Grpc-Message"
-	hdrKeyDetails        = "Grpc-Status-Details-Bin"
-)
-
-// ServeHTTP serves one gRPC or gRPC-Web request.
-func (g *grpcServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	hc, _ := r.Context().Value(httpConnKey{}).(*httpConn)
-	if hc == nil {
-		http.Error(w, "rt: connection not handed over by the server", http.StatusInternalServerError)
-		return
-	}
-	if !hc.started.Load() {
-		hc.started.Store(true)
-		if hc.idle != nil {
-			hc.idle.Stop()
-		}
-	}
-	var ct string
-	if v := r.Header[hdrKeyContentType]; len(v) > 0 {
-		ct = v[0]
-	}
-	proto := grpcwire.ParseContentType(ct)
-	switch {
-	case r.Method != http.MethodPost:
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "rt: gRPC calls are POST requests", http.StatusMethodNotAllowed)
-		return
-	case proto == grpcwire.Unsupported:
-		http.Error(w, "rt: this server answers gRPC (application/grpc) and gRPC-Web (application/grpc-web) with protobuf messages, not "+ct, http.StatusUnsupportedMediaType)
-		return
-	case proto == grpcwire.GRPC && r.ProtoMajor < 2:
-		http.Error(w, "rt: gRPC needs HTTP/2 (gRPC-Web works over HTTP/1.1)", http.StatusHTTPVersionNotSupported)
-		return
-	}
-	gc := &grpcCall{g: g, w: w, r: r, web: proto == grpcwire.Web}
-	gc.sc.conn = hc.c
-	gc.serve()
+// grpcEnd is the status a response ends with.
+type grpcEnd struct {
+	code    Code
+	msg     string
+	details []byte // google.rpc.Status; nil without details
 }
 
-// serve runs the call: the checks of serverConn.request, then the
-// handler, then the answer.
-func (gc *grpcCall) serve() {
+// trailersOnly reports whether o is a whole gRPC response of only
+// trailers: a status and no message.
+func (o *grpcOut) trailersOnly(web bool) bool {
+	return o.headers && o.end && o.msg == nil && o.body == nil && !web
+}
+
+// grpcRequest is what a call's request headers say.
+type grpcRequest struct {
+	name                              string // "package.Service/Method"
+	timeout, encoding, acceptEncoding string
+	meta                              []string // other fields: keys lowercase, -bin values in base64
+}
+
+// start runs the checks of serverConn.request on a call and makes it
+// ready to run: its method, encoding, deadline, metadata and handler
+// context, and its place in flight. It reports false when it answered
+// the call instead.
+func (gc *grpcCall) start(rq *grpcRequest) bool {
 	s, c := gc.g.s, gc.sc.conn
-	name := strings.TrimPrefix(gc.r.URL.Path, "/")
-	se, me := s.lookupName(name)
+	se, me := s.lookupName(rq.name)
 	if me == nil {
-		gc.fail(Errorf(Unimplemented, "unknown method %q (this server serves %s)", name, s.serviceNames()), nil)
-		return
+		gc.fail(Errorf(Unimplemented, "unknown method %q (this server serves %s)", rq.name, s.serviceNames()), nil)
+		return false
 	}
-	gc.se, gc.sc.me, gc.sc.oneway = se, me, me.info.Method.Oneway
+	gc.sc.me, gc.sc.oneway = me, me.info.Method.Oneway
 	if s.closing.Load() {
 		gc.refuse(&Error{Code: Unavailable, Message: "server closing"})
-		return
+		return false
 	}
-	md, deadline, err := gc.readHeaders()
+	var deadline time.Time
+	if rq.timeout != "" {
+		d, err := grpcwire.ParseTimeout(rq.timeout)
+		if err != nil {
+			gc.fail(&Error{Code: InvalidArgument, Message: err.Error()}, nil)
+			return false
+		}
+		deadline = time.Now().Add(d) // wall clock, whatever the server's Clock
+	}
+	gc.acceptEnc = rq.acceptEncoding != ""
+	switch rq.encoding {
+	case "gzip":
+		gc.gzipIn, gc.gzipOut, gc.acceptEnc = true, true, true
+	case "", "identity":
+	default:
+		gc.acceptEnc = true
+		gc.fail(Errorf(Unimplemented, "grpc-encoding %q is not supported: this server takes gzip and identity", rq.encoding), nil)
+		return false
+	}
+	md, err := incomingMD(rq.meta)
 	if err != nil {
 		gc.fail(err, nil)
-		return
+		return false
 	}
 	if gc.web && (me.info.Method.Stream == ClientStreaming || me.info.Method.Stream == BidiStreaming) {
 		gc.fail(Errorf(Unimplemented, "%s: gRPC-Web carries unary calls and server streams, not %s", me.info.Method.FullName, me.info.Method.Stream), nil)
-		return
+		return false
 	}
 	keyed := md.Get(MDGroup) != "" || md.Get(MDVersion) != ""
 	if e := c.admitCall(se, me, md, keyed); e != nil {
 		gc.refuse(e)
-		return
+		return false
 	}
 	s.inflight.Add(1)
 	c.inflight.Add(1)
-	defer s.callDone()
-	defer c.inflight.Add(-1)
-	gc.sc.ctx = callCtx{parent: context.Background(), md: md, peer: c.peer, info: &me.info, deadline: deadline}
-	gc.sc.ctx.drop = c.dropFunc
-	stop := context.AfterFunc(gc.r.Context(), func() { gc.sc.ctx.cancel(context.Canceled) })
-	defer stop()
-	pool := &gc.g.pools
-	rb := pool.getBuf()
-	gc.rd.Reset(gc.r.Body, s.o.maxFrame, rb.b)
-	defer func() {
-		rb.b = gc.rd.Buffer()
-		pool.putBuf(rb)
-	}()
-	if me.info.Method.Stream != NotStream {
-		gc.serveStream()
-		return
+	gc.admitted = true
+	gc.sc.ctx = callCtx{parent: context.Background(), md: md, peer: c.peer, info: &me.info, deadline: deadline, drop: c.dropFunc}
+	return true
+}
+
+// done gives back the call's place in flight and its buffers.
+func (gc *grpcCall) done() {
+	if gc.rbuf != nil {
+		gc.rbuf.b = gc.rd.Buffer()
+		gc.g.pools.putBuf(gc.rbuf)
+		gc.rbuf = nil
 	}
-	gc.serveUnary()
+	if gc.admitted {
+		gc.admitted = false
+		gc.sc.conn.inflight.Add(-1)
+		gc.g.s.callDone()
+	}
+}
+
+// readFrom makes the call read its request messages from body.
+func (gc *grpcCall) readFrom(body io.Reader) {
+	gc.rbuf = gc.g.pools.getBuf()
+	gc.rd.Reset(body, gc.g.s.o.maxFrame, gc.rbuf.b)
+}
+
+// incomingMD returns the call's metadata from the request fields kv,
+// which it reuses: those of the transport left out, "-bin" values
+// decoded (several in one field, comma-separated, are several values).
+func incomingMD(kv []string) (MD, error) {
+	md, own := MD(kv[:0]), false
+	for i := 0; i+1 < len(kv); i += 2 {
+		key, v := kv[i], kv[i+1]
+		switch {
+		case grpcwire.Reserved(key):
+		case grpcwire.IsBinary(key):
+			if !strings.Contains(v, ",") {
+				b, err := grpcwire.DecodeBinary(strings.TrimSpace(v))
+				if err != nil {
+					return nil, Errorf(InvalidArgument, "metadata %q: bad base64: %v", key, err)
+				}
+				md = append(md, key, b)
+				continue
+			}
+			if !own {
+				md, own = slices.Clone(md), true // its values could overwrite the fields after it
+			}
+			for part := range strings.SplitSeq(v, ",") {
+				b, err := grpcwire.DecodeBinary(strings.TrimSpace(part))
+				if err != nil {
+					return nil, Errorf(InvalidArgument, "metadata %q: bad base64: %v", key, err)
+				}
+				md = append(md, key, b)
+			}
+		default:
+			md = append(md, key, v)
+		}
+	}
+	return md, nil
 }
 
 // lookupName finds the method whose full name is name
@@ -168,77 +215,11 @@ func (s *Server) lookupName(name string) (*serviceEntry, *methodEntry) {
 	return nil, nil
 }
 
-// readHeaders reads the call's metadata, deadline and encoding from the
-// request headers.
-func (gc *grpcCall) readHeaders() (MD, time.Time, error) {
-	var deadline time.Time
-	h := gc.r.Header
-	if v := h[hdrKeyTimeout]; len(v) > 0 {
-		d, err := grpcwire.ParseTimeout(v[0])
-		if err != nil {
-			return nil, deadline, &Error{Code: InvalidArgument, Message: err.Error()}
-		}
-		deadline = time.Now().Add(d) // wall clock, whatever the server's Clock
-	}
-	if v := h[hdrKeyEncoding]; len(v) > 0 {
-		switch v[0] {
-		case "gzip":
-			gc.gzipIn, gc.gzipOut = true, true
-		case "", "identity":
-		default:
-			gc.w.Header()[hdrKeyAcceptEncoding] = gc.g.hdr.encodings
-			return nil, deadline, Errorf(Unimplemented, "grpc-encoding %q is not supported: this server takes gzip and identity", v[0])
-		}
-	}
-	var md MD
-	for k, vs := range h {
-		key := metadataKey(k)
-		if key == "" {
-			continue
-		}
-		bin := grpcwire.IsBinary(key)
-		for _, v := range vs {
-			if !bin {
-				md = append(md, key, v)
-				continue
-			}
-			for part := range strings.SplitSeq(v, ",") {
-				b, err := grpcwire.DecodeBinary(strings.TrimSpace(part))
-				if err != nil {
-					return nil, deadline, Errorf(InvalidArgument, "metadata %q: bad base64: %v", key, err)
-				}
-				md = append(md, key, b)
-			}
-		}
-	}
-	return md, deadline, nil
-}
-
-// metadataKey returns the metadata key of a request header as net/http
-// keeps it (canonical form): in lowercase, "" for the transport's own.
-func metadataKey(k string) string {
-	switch k {
-	case "User-Agent":
-		return "user-agent" // in every call: spare ToLower's copy
-	case "Content-Type", "Te", hdrKeyTimeout, hdrKeyEncoding, hdrKeyAcceptEncoding, "Accept-Encoding", "Content-Length":
-		return "" // the common ones of grpcwire.Reserved, without ToLower's copy
-	}
-	key := strings.ToLower(k)
-	if grpcwire.Reserved(key) {
-		return ""
-	}
-	return key
-}
-
-// serveUnary reads the request, runs the handler and answers.
-func (gc *grpcCall) serveUnary() {
-	m := gc.sc.me.info.Method
-	req := m.NewRequest()
-	if err := gc.recv(req, false); err != nil {
-		if err == io.EOF {
-			err = Errorf(InvalidArgument, "%s: the request has no message", m.FullName)
-		}
-		gc.fail(err, gc.sc.ctx.finish())
+// serveUnary runs the handler on req, or answers reqErr (reading or
+// decoding the request failed), and answers.
+func (gc *grpcCall) serveUnary(req Message, reqErr error) {
+	if reqErr != nil {
+		gc.fail(reqErr, gc.sc.ctx.finish())
 		return
 	}
 	gc.sc.req = req
@@ -253,18 +234,18 @@ func (gc *grpcCall) serveUnary() {
 	if resp == nil { // oneway: google.protobuf.Empty
 		resp = emptyMessage{}
 	}
-	wb := gc.g.pools.getBuf()
-	defer gc.g.pools.putBuf(wb)
-	wb.b = gc.appendMessage(wb.b, resp)
-	h := gc.w.Header()
-	gc.setHeaders(h)
-	if gc.web {
-		wb.b = gc.appendWebTrailers(wb.b, OK, "", nil, md)
-	} else {
-		h[http.TrailerPrefix+hdrKeyStatus] = gc.g.hdr.statusOK
-		addMD(h, http.TrailerPrefix, md)
+	o := &gc.out
+	*o = grpcOut{headers: true, end: true, md: md}
+	var zb *grpcBuf
+	o.msg, zb = gc.compress(resp)
+	if zb != nil {
+		o.body = zb.b
+		defer gc.g.pools.putBuf(zb)
 	}
-	_, _ = gc.w.Write(wb.b) // a failure is the client's: it is gone
+	if gc.web {
+		o.body = gc.appendWebTrailers(o.body, OK, "", nil, md)
+	}
+	_ = gc.tr.send(o) // a failure is the client's: it is gone
 }
 
 // emptyMessage is google.protobuf.Empty, the response of oneway methods.
@@ -302,7 +283,7 @@ func (gc *grpcCall) recv(m Message, validate bool) error {
 		case err == io.EOF:
 			return io.EOF
 		case errors.As(err, &tl):
-			return Errorf(ResourceExhausted, "%s: request message of %d bytes exceeds the server's limit of %d (WithMaxFrameSize)", name, tl.Size, tl.Max)
+			return tooLarge(name, tl)
 		case gc.sc.ctx.Err() != nil:
 			return &Error{Code: CodeOf(gc.sc.ctx.Err()), Message: name + ": " + gc.sc.ctx.Err().Error(), Cause: err}
 		case errors.Is(err, os.ErrDeadlineExceeded):
@@ -310,6 +291,25 @@ func (gc *grpcCall) recv(m Message, validate bool) error {
 		}
 		return &Error{Code: Canceled, Message: name + ": reading the request: " + err.Error(), Cause: err}
 	}
+	if err := gc.decode(m, flags, msg); err != nil {
+		return err
+	}
+	if v, ok := m.(Validator); ok && validate {
+		if err := v.Validate(); err != nil {
+			return &Error{Code: InvalidArgument, Message: err.Error(), Cause: err}
+		}
+	}
+	return nil
+}
+
+// tooLarge is the error of a request message over the size limit.
+func tooLarge(name string, tl *grpcwire.TooLargeError) *Error {
+	return Errorf(ResourceExhausted, "%s: request message of %d bytes exceeds the server's limit of %d (WithMaxFrameSize)", name, tl.Size, tl.Max)
+}
+
+// decode decodes the request message msg, whose prefix had flags, into m.
+func (gc *grpcCall) decode(m Message, flags byte, msg []byte) error {
+	name := gc.sc.me.info.Method.FullName
 	if flags&grpcwire.FlagCompressed != 0 {
 		if !gc.gzipIn {
 			return Errorf(Internal, "%s: a compressed message without grpc-encoding", name)
@@ -332,57 +332,29 @@ func (gc *grpcCall) recv(m Message, validate bool) error {
 	if err := m.Unmarshal(msg); err != nil {
 		return Errorf(InvalidArgument, "%s: decode request: %v", name, err)
 	}
-	if v, ok := m.(Validator); ok && validate {
-		if err := v.Validate(); err != nil {
-			return &Error{Code: InvalidArgument, Message: err.Error(), Cause: err}
-		}
-	}
 	return nil
 }
 
-// appendMessage appends m, length-prefixed (and compressed when gzipOut
-// and m is large enough), to buf.
-func (gc *grpcCall) appendMessage(buf []byte, m Message) []byte {
-	size := m.Size()
+// compress returns m as the transport sends it: m itself, or when the
+// call answers with gzip and m is large enough nil and a pooled buffer
+// holding m compressed and length-prefixed (give it back with putBuf).
+func (gc *grpcCall) compress(m Message) (Message, *grpcBuf) {
 	threshold := gc.g.s.o.compress
 	if threshold <= 0 {
 		threshold = 1 << 10
 	}
-	if !gc.gzipOut || size < threshold {
-		return m.MarshalAppend(grpcwire.AppendHeader(buf, 0, size))
+	if !gc.gzipOut || m.Size() < threshold {
+		return m, nil
 	}
 	pool := &gc.g.pools
-	raw := pool.getBuf()
+	raw, out := pool.getBuf(), pool.getBuf()
 	defer pool.putBuf(raw)
 	raw.b = m.MarshalAppend(raw.b)
 	zw := pool.getGzipWriter()
-	start := len(buf)
-	buf = grpcwire.Compress(zw, grpcwire.AppendHeader(buf, grpcwire.FlagCompressed, 0), raw.b)
+	out.b = grpcwire.Compress(zw, grpcwire.AppendHeader(out.b, grpcwire.FlagCompressed, 0), raw.b)
 	pool.gzw.Put(zw)
-	n := len(buf) - start - grpcwire.HeaderLen
-	grpcwire.AppendHeader(buf[start:start], grpcwire.FlagCompressed, n)
-	return buf
-}
-
-// setHeaders sets the response headers of a call that answers messages.
-func (gc *grpcCall) setHeaders(h http.Header) {
-	if gc.web {
-		h[hdrKeyContentType] = gc.g.hdr.web
-	} else {
-		h[hdrKeyContentType] = gc.g.hdr.grpc
-	}
-	if gc.gzipOut {
-		h[hdrKeyEncoding] = gc.g.hdr.gzip
-	}
-	if gc.gzipIn || len(gc.r.Header[hdrKeyAcceptEncoding]) > 0 {
-		h[hdrKeyAcceptEncoding] = gc.g.hdr.encodings
-	}
-	if gc.r.ProtoMajor == 2 {
-		// Present but empty: net/http's HTTP/2 server then sends no
-		// date and no content-length, which gRPC does not use, and
-		// spares their formatting.
-		h["Date"], h["Content-Length"] = nil, nil
-	}
+	grpcwire.AppendHeader(out.b[:0], grpcwire.FlagCompressed, len(out.b)-grpcwire.HeaderLen)
+	return nil, out
 }
 
 // refuse answers a call that did not run, marked so that the client may
@@ -394,17 +366,13 @@ func (gc *grpcCall) refuse(e *Error) {
 // fail answers err, with md, when no message was sent: a Trailers-Only
 // response (the status in the headers), or for gRPC-Web a trailers frame.
 func (gc *grpcCall) fail(err error, md MD) {
-	h := gc.w.Header()
 	code, msg, details := grpcStatus(err)
+	o := &gc.out
+	*o = grpcOut{headers: true, end: true, md: md, status: grpcEnd{code: code, msg: msg, details: details}}
 	if gc.web {
-		gc.setHeaders(h)
-		_, _ = gc.w.Write(gc.appendWebTrailers(nil, code, msg, details, md))
-		return
+		o.body = gc.appendWebTrailers(nil, code, msg, details, md)
 	}
-	h[hdrKeyContentType] = gc.g.hdr.grpc
-	setStatus(h, "", code, msg, details)
-	addMD(h, "", md)
-	gc.w.WriteHeader(http.StatusOK)
+	_ = gc.tr.send(o)
 }
 
 // grpcPools are a gRPC server's buffers and gzip coders.

@@ -47,17 +47,30 @@ import (
 // WithPlaintextAllowed: it refuses h2c and plaintext gRPC-Web. It offers
 // the ALPN protocols "yrpc", "h2" and "http/1.1", in that order.
 //
-// HTTP/2 limits: MaxConcurrentStreams is Limits.MaxCallsPerConn (the
-// handlers of streams reset before they start are bounded by it too, and a
-// peer that resets streams faster is sent GOAWAY: net/http's rapid-reset
-// defence), frames are read up to 16 KiB, header blocks up to the metadata
-// limit (a CONTINUATION flood past it closes the connection), a connection
-// that starts no call within Limits.FirstFrameTimeout is closed, as is one
-// idle for WithIdleTimeout, one silent past WithHeartbeat and a ping's
-// answer (15 s), and one that takes none of the bytes written to it for
-// WithWriteTimeout. A unary call's request must arrive within
-// Limits.FirstFrameTimeout (or its deadline, if sooner). Connections count
-// against Limits.MaxConns and MaxConnsPerIP like yrpc's.
+// HTTP/2 is the server's own, on golang.org/x/net's HPACK (gRPC-Web over
+// HTTP/1.1 is net/http's). Its limits: MAX_CONCURRENT_STREAMS is
+// Limits.MaxCallsPerConn (a stream past it is refused with
+// REFUSED_STREAM, which clients retry); a client that resets streams
+// before they are answered much faster than it lets them finish (net of
+// the finished ones, twice MaxCallsPerConn, at least 100) is sent
+// GOAWAY(ENHANCE_YOUR_CALM) (rapid reset); frames are read up to 16 KiB;
+// request headers up to the metadata limit plus 1 KiB
+// (SETTINGS_MAX_HEADER_LIST_SIZE: a call past it fails with
+// ResourceExhausted), and a header block of more than twice that (at
+// least 64 KiB) or of more than 64 frames closes the connection
+// (CONTINUATION floods). The connection's receive window is
+// Limits.MaxRequestBytes (at least one message of WithMaxFrameSize):
+// request bytes count against it until their call is done with them,
+// which bounds what a client makes the server hold without stopping the
+// reader; each stream's window is 1 MiB. A connection that starts no call
+// within Limits.FirstFrameTimeout of its first bytes is closed, as is one
+// idle for WithIdleTimeout, one silent for three WithHeartbeat periods (it
+// is pinged after one), and one that takes none of the bytes written to
+// it for WithWriteTimeout. A unary call's request must arrive within
+// Limits.FirstFrameTimeout (or its deadline, if sooner). Shutdown sends
+// GOAWAY naming the last stream admitted and refuses later streams with
+// REFUSED_STREAM. Connections count against Limits.MaxConns and
+// MaxConnsPerIP like yrpc's.
 type GRPCMode uint8
 
 // GRPC modes.

@@ -3,7 +3,6 @@ package rt
 import (
 	"errors"
 	"iter"
-	"net/http"
 	"strconv"
 
 	"github.com/yrpc/yrpc/rt/codec"
@@ -45,27 +44,6 @@ func errorDetails(err error) []ErrorDetail {
 	return nil
 }
 
-// setStatus sets grpc-status, grpc-message and grpc-status-details-bin in
-// h, their keys prefixed with prefix (http.TrailerPrefix for trailers).
-func setStatus(h http.Header, prefix string, code Code, msg string, details []byte) {
-	h[prefix+hdrKeyStatus] = []string{strconv.Itoa(int(code))}
-	if msg != "" {
-		h[prefix+hdrKeyMessage] = []string{grpcwire.EncodeMessage(msg)}
-	}
-	if details != nil {
-		h[prefix+hdrKeyDetails] = []string{grpcwire.EncodeBinary(string(details))}
-	}
-}
-
-// addMD adds the response metadata md to h (see outgoingMD), keys
-// prefixed with prefix.
-func addMD(h http.Header, prefix string, md MD) {
-	for k, v := range outgoingMD(md) {
-		key := prefix + http.CanonicalHeaderKey(k)
-		h[key] = append(h[key], v)
-	}
-}
-
 // outgoingMD yields the pairs of the response metadata md that gRPC
 // sends: values of "-bin" keys base64-encoded; keys of the transport's
 // own headers and keys that are not valid header names left out.
@@ -73,7 +51,7 @@ func outgoingMD(md MD) iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
 		for i := 0; i+1 < len(md); i += 2 {
 			k, v := md[i], md[i+1]
-			if !validMDKey(k) || grpcwire.Reserved(k) {
+			if !grpcwire.ValidKey(k) || grpcwire.Reserved(k) {
 				continue
 			}
 			if grpcwire.IsBinary(k) {
@@ -84,21 +62,6 @@ func outgoingMD(md MD) iter.Seq2[string, string] {
 			}
 		}
 	}
-}
-
-// validMDKey reports whether k can be a gRPC metadata key: lowercase
-// letters, digits, '-', '_' and '.'.
-func validMDKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
 }
 
 // appendWebTrailers appends gRPC-Web's trailers frame: the status and md.

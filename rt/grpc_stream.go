@@ -2,20 +2,18 @@ package rt
 
 import (
 	"context"
-	"net/http"
-	"time"
 )
 
 // serveStream serves a stream method: the handler gets the call as its
-// ServerStreamer, reading request messages from the request body and
-// writing response messages to the response as they come.
-func (gc *grpcCall) serveStream() {
-	// Streams last: the read deadline of unary requests does not apply.
-	_ = http.NewResponseController(gc.w).SetReadDeadline(time.Time{})
+// ServerStreamer, reading request messages from the call's reader (see
+// readFrom) and sending response messages as they come. closeBody, run
+// once the handler's context ends, makes a blocked read of the request
+// return.
+func (gc *grpcCall) serveStream(closeBody func()) {
 	// A blocked RecvMsg ends with the stream's context (deadline, cancel).
 	ctx := &gc.sc.ctx
 	ctx.Done() // arms the deadline's timer
-	stop := context.AfterFunc(ctx, func() { _ = gc.r.Body.Close() })
+	stop := context.AfterFunc(ctx, closeBody)
 	defer stop()
 	start := gc.g.s.observeStart()
 	err := gc.runStream()
@@ -29,20 +27,15 @@ func (gc *grpcCall) serveStream() {
 		gc.fail(err, md)
 		return
 	}
-	code, msg, details := OK, "", []byte(nil)
+	o := &gc.out
+	*o = grpcOut{headers: !gc.headerSent, end: true, md: md}
 	if err != nil {
-		code, msg, details = grpcStatus(err)
-	}
-	h := gc.w.Header()
-	if !gc.headerSent {
-		gc.setHeaders(h)
+		o.status.code, o.status.msg, o.status.details = grpcStatus(err)
 	}
 	if gc.web {
-		_, _ = gc.w.Write(gc.appendWebTrailers(nil, code, msg, details, md))
-		return
+		o.body = gc.appendWebTrailers(nil, o.status.code, o.status.msg, o.status.details, md)
 	}
-	setStatus(h, http.TrailerPrefix, code, msg, details)
-	addMD(h, http.TrailerPrefix, md)
+	_ = gc.tr.send(o)
 }
 
 // runStream authorizes the stream and runs its handler, turning a panic
@@ -75,9 +68,9 @@ func (gc *grpcCall) SetTrailer(md MD) {
 	gc.trailer = append(gc.trailer, md...)
 }
 
-// SendMsg implements ServerStreamer: it writes m and flushes it to the
-// client, waiting for HTTP/2 flow-control credit. The first message goes
-// with the response headers, and the response metadata set so far.
+// SendMsg implements ServerStreamer: it sends m to the client, waiting
+// for HTTP/2 flow-control credit. The first message goes with the
+// response headers, and the response metadata set so far.
 func (gc *grpcCall) SendMsg(m Message) error {
 	gc.sendMu.Lock()
 	defer gc.sendMu.Unlock()
@@ -88,20 +81,19 @@ func (gc *grpcCall) SendMsg(m Message) error {
 	if gc.ended {
 		return Errorf(FailedPrecondition, "%s: SendMsg after the stream ended", name)
 	}
-	if !gc.headerSent {
-		h := gc.w.Header()
-		gc.setHeaders(h)
-		addMD(h, "", gc.sc.ctx.takeResponseMD())
+	o := &gc.out
+	*o = grpcOut{headers: !gc.headerSent}
+	if o.headers {
+		o.md = gc.sc.ctx.takeResponseMD()
 		gc.headerSent = true
 	}
-	wb := gc.g.pools.getBuf()
-	defer gc.g.pools.putBuf(wb)
-	wb.b = gc.appendMessage(wb.b, m)
-	if _, err := gc.w.Write(wb.b); err != nil {
-		return &Error{Code: Canceled, Message: name + ": send: " + err.Error(), Cause: err}
+	var zb *grpcBuf
+	if o.msg, zb = gc.compress(m); zb != nil {
+		o.body = zb.b
+		defer gc.g.pools.putBuf(zb)
 	}
-	if f, ok := gc.w.(http.Flusher); ok {
-		f.Flush()
+	if err := gc.tr.send(o); err != nil {
+		return &Error{Code: Canceled, Message: name + ": send: " + err.Error(), Cause: err}
 	}
 	return nil
 }

@@ -18,95 +18,117 @@ var errRaceLost = &Error{Code: Unavailable, Message: "no attempt could be sent"}
 // canceled. Each attempt decodes into its own response message, and the
 // winner's is copied into the call's.
 func (k *call) race(n int, delay time.Duration) error {
-	m := k.info.Method
-	now := k.c.o.clock.Now()
-	pi := balance.Info{Now: now}
-	results := make(chan *attempt, n)
 	ctx, cancel := context.WithCancel(k.ctx)
 	defer cancel()
-	launch := func() {
-		ep, i, ticket, err := k.v.pick(&pi, now, k.st.keyName, k.debugLog())
-		if ep == nil {
-			results <- &attempt{err: err}
-			return
-		}
-		pi.Tried = append(pi.Tried, i)
-		a := &attempt{k: k, ctx: ctx, ep: ep, ticket: ticket, n: len(pi.Tried), deadline: k.deadline, resp: m.NewResponse(), p: conn.NewPending()}
-		go func() {
-			a.start = k.c.o.clock.Now()
-			a.err = a.run()
-			results <- a
-		}()
-	}
-	// launch always delivers one result: the attempt's or the pick's
-	// error. sent counts launches, so the race ends after n of them.
-	sent, pending := 0, 0
+	now := k.c.o.clock.Now()
+	r := &racer{k: k, ctx: ctx, now: now, pi: balance.Info{Now: now}, results: make(chan *attempt, n)}
 	first := 1
 	if delay == 0 {
 		first = n
 	}
 	for range first {
-		launch()
-		sent++
-		pending++
+		r.launch()
 	}
 	var timer *time.Timer
 	var tick <-chan time.Time
-	if delay > 0 && sent < n {
+	if delay > 0 && r.sent < n {
 		timer = time.NewTimer(delay)
 		defer timer.Stop()
 		tick = timer.C
 	}
-	var attemptErr, pickErr error // the last of each
-	for pending > 0 {
+	for r.pending > 0 {
 		select {
-		case a := <-results:
-			pending--
+		case a := <-r.results:
+			r.pending--
 			if a.err == nil && a.resp != nil || definitive(a.err) {
-				// Cancel the losers and wait for them: they may still
-				// be encoding the request, which the caller owns again
-				// once we return.
+				// Cancel the losers and wait for them: they may still be
+				// encoding the request, which the caller owns again once
+				// we return.
 				cancel()
-				for ; pending > 0; pending-- {
-					<-results
+				for ; r.pending > 0; r.pending-- {
+					<-r.results
 				}
-				if k.opts.respMD != nil {
-					*k.opts.respMD = a.p.MD
-				}
-				if a.err != nil {
-					return unwrapNotSent(a.err)
-				}
-				return copyMessage(k.resp, a.resp)
+				return r.finish(a)
 			}
-			switch {
-			case a.err != nil && a.ep != nil:
-				attemptErr = a.err
-			case a.err != nil:
-				pickErr = a.err
-			}
-			if delay > 0 && sent < n && pending == 0 {
-				// The attempt failed before the hedge delay: hedge now.
-				launch()
-				sent++
-				pending++
+			r.lost(a)
+			if delay > 0 && r.sent < n && r.pending == 0 {
+				r.launch() // the attempt failed before the hedge delay: hedge now
 			}
 		case <-tick:
 			tick = nil
-			if sent < n {
-				launch()
-				sent++
-				pending++
-				if sent < n {
+			if r.sent < n {
+				r.launch()
+				if r.sent < n {
 					timer.Reset(delay)
 					tick = timer.C
 				}
 			}
 		}
 	}
-	if attemptErr == nil {
-		attemptErr = cmp.Or(pickErr, error(errRaceLost))
+	return r.err()
+}
+
+// racer is the state of one race: its attempts deliver their results on
+// results, sent counts the launches and pending the results not yet
+// received.
+type racer struct {
+	k       *call
+	ctx     context.Context // canceled when the race ends
+	now     time.Time
+	pi      balance.Info
+	results chan *attempt
+	sent    int
+	pending int
+	// The last error of an attempt, and of a pick that found no provider.
+	attemptErr, pickErr error
+}
+
+// launch picks a provider not tried yet and starts an attempt on it. It
+// always delivers one result: the attempt's or the pick's error.
+func (r *racer) launch() {
+	k := r.k
+	r.sent++
+	r.pending++
+	ep, i, ticket, err := k.v.pick(&r.pi, r.now, k.st.keyName, k.debugLog())
+	if ep == nil {
+		r.results <- &attempt{err: err}
+		return
 	}
-	return unwrapNotSent(attemptErr)
+	r.pi.Tried = append(r.pi.Tried, i)
+	a := &attempt{k: k, ctx: r.ctx, ep: ep, ticket: ticket, n: len(r.pi.Tried), deadline: k.deadline, resp: k.info.Method.NewResponse(), p: conn.NewPending()}
+	go func() {
+		a.start = k.c.o.clock.Now()
+		a.err = a.run()
+		r.results <- a
+	}()
+}
+
+// lost records the error of an attempt that did not end the race.
+func (r *racer) lost(a *attempt) {
+	switch {
+	case a.err != nil && a.ep != nil:
+		r.attemptErr = a.err
+	case a.err != nil:
+		r.pickErr = a.err
+	}
+}
+
+// finish ends the race with a, a success or a definitive failure: its
+// response metadata and message become the call's.
+func (r *racer) finish(a *attempt) error {
+	if md := r.k.opts.respMD; md != nil {
+		*md = a.p.MD
+	}
+	if a.err != nil {
+		return unwrapNotSent(a.err)
+	}
+	return copyMessage(r.k.resp, a.resp)
+}
+
+// err is the error of a race that no attempt won: the last attempt's,
+// else the last pick's.
+func (r *racer) err() error {
+	return unwrapNotSent(cmp.Or(r.attemptErr, r.pickErr, error(errRaceLost)))
 }
 
 // copyMessage copies src into dst through the wire format (no reflection).

@@ -55,6 +55,7 @@ type Server struct {
 	token     string               // the registry token calls must carry; "" without WithRegistryToken
 	grpc      *grpcServer          // gRPC and gRPC-Web (grpc_*.go); nil with WithGRPC(GRPCOff)
 	health    health               // grpc.health.v1.Health (grpc_health.go)
+	reflect   reflection           // grpc.reflection.v1 and v1alpha (grpc_reflect.go)
 }
 
 type serviceEntry struct {
@@ -123,6 +124,7 @@ func NewServer(opts ...ServerOption) *Server {
 	}
 	s.grpc = newGRPCServer(s)
 	s.health.init(s)
+	s.reflect.init(s)
 	return s
 }
 
@@ -233,7 +235,10 @@ func (s *Server) lookup(id uint32) (*serviceEntry, *methodEntry) {
 			return se, &se.methods[i]
 		}
 	}
-	return s.health.lookup(id)
+	if se, me := s.health.lookup(id); me != nil {
+		return se, me
+	}
+	return s.reflect.lookup(id)
 }
 
 // Serve accepts connections on lis and serves them until Shutdown or Close,
@@ -242,6 +247,30 @@ func (s *Server) lookup(id uint32) (*serviceEntry, *methodEntry) {
 // may be called for several listeners; it returns ErrServerClosed after
 // Shutdown or Close.
 func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
+	if err := s.start(ctx, lis); err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = s.Close() })
+	defer stop()
+	var delay time.Duration
+	for {
+		nc, err := lis.Accept()
+		if err != nil {
+			if delay, err = s.acceptFailed(lis, err, delay); err != nil {
+				return err
+			}
+			continue
+		}
+		delay = 0
+		if err := s.accepted(nc); err != nil {
+			return err
+		}
+	}
+}
+
+// start readies the server to serve lis: it registers the services for
+// lis (announce), marks the server ready and starts its ticker.
+func (s *Server) start(ctx context.Context, lis net.Listener) error {
 	s.mu.Lock()
 	if s.regErr != nil {
 		err := s.regErr
@@ -265,8 +294,8 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	}
 	s.readyOnce.Do(func() { close(s.ready) })
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closed {
-		s.mu.Unlock()
 		return ErrServerClosed
 	}
 	if !s.ticking {
@@ -274,52 +303,54 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 		s.wg.Add(1)
 		go s.ticker()
 	}
-	s.mu.Unlock()
-	stop := context.AfterFunc(ctx, func() { _ = s.Close() })
-	defer stop()
+	return nil
+}
 
-	var delay time.Duration
-	for {
-		nc, err := lis.Accept()
-		if err != nil {
-			if s.goaway.Load() || s.isClosed() {
-				return ErrServerClosed
-			}
-			if !temporaryAcceptError(err) {
-				return fmt.Errorf("rt: accept on %s: %w", lis.Addr(), err)
-			}
-			// Out of file descriptors, or a connection aborted before
-			// it was accepted: wait and accept again, as net/http does.
-			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-			s.o.logger.Warn("rt: accept failed; retrying", "addr", lis.Addr().String(), "err", err, "delay", delay)
-			select {
-			case <-s.o.clock.After(delay):
-				continue
-			case <-s.done:
-				return ErrServerClosed
-			}
-		}
-		delay = 0
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			nc.Close()
-			return ErrServerClosed
-		}
-		ip := limiter.ClientKey(nc.RemoteAddr().String())
-		if why := s.admit(ip); why != "" {
-			s.mu.Unlock()
-			s.o.logger.Warn("rt: connection refused", "peer", nc.RemoteAddr().String(), "reason", why)
-			nc.Close()
-			continue
-		}
-		c := newServerConn(s, nc, ip)
-		s.conns[c] = struct{}{}
-		s.perIP[ip]++
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go c.serve()
+// acceptFailed handles a failed Accept: ErrServerClosed once the server
+// is closing, err itself if Accept cannot succeed again, else (out of
+// file descriptors, a connection aborted before it was accepted) it waits
+// before the next Accept, as net/http does, and returns the longer delay
+// for the next failure.
+func (s *Server) acceptFailed(lis net.Listener, err error, delay time.Duration) (time.Duration, error) {
+	if s.goaway.Load() || s.isClosed() {
+		return 0, ErrServerClosed
 	}
+	if !temporaryAcceptError(err) {
+		return 0, fmt.Errorf("rt: accept on %s: %w", lis.Addr(), err)
+	}
+	delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+	s.o.logger.Warn("rt: accept failed; retrying", "addr", lis.Addr().String(), "err", err, "delay", delay)
+	select {
+	case <-s.o.clock.After(delay):
+		return delay, nil
+	case <-s.done:
+		return 0, ErrServerClosed
+	}
+}
+
+// accepted serves nc if the connection limits admit it (else closes it);
+// ErrServerClosed once the server is closed.
+func (s *Server) accepted(nc net.Conn) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		nc.Close()
+		return ErrServerClosed
+	}
+	ip := limiter.ClientKey(nc.RemoteAddr().String())
+	if why := s.admit(ip); why != "" {
+		s.mu.Unlock()
+		s.o.logger.Warn("rt: connection refused", "peer", nc.RemoteAddr().String(), "reason", why)
+		nc.Close()
+		return nil
+	}
+	c := newServerConn(s, nc, ip)
+	s.conns[c] = struct{}{}
+	s.perIP[ip]++
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go c.serve()
+	return nil
 }
 
 // temporaryAcceptError reports whether Accept may succeed if tried again:

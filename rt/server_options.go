@@ -18,6 +18,7 @@ type serverConfig struct {
 	access             AccessRules
 	registryToken      bool
 	grpcMode           GRPCMode
+	noReflection       bool // WithReflection(false)
 }
 
 func newServerConfig(opts []ServerOption) serverConfig {

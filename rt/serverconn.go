@@ -66,6 +66,7 @@ type serverConn struct {
 	lastCall      atomic.Int64 // server epoch of the last call
 	closeOnce     sync.Once
 	peek          *sock.Peeker
+	h2            *h2Conn // an HTTP/2 connection's (grpc_h2conn.go); set under mu with w
 }
 
 func newServerConn(s *Server, raw net.Conn, ip string) *serverConn {
@@ -142,7 +143,11 @@ func deadlineIn(d time.Duration) time.Time {
 // implements task: the goroutine reading a connection may change (see
 // request handling below), so the loop can continue on a pooled worker.
 func (c *serverConn) run() {
-	if err := c.readLoop(); err != nil {
+	read := c.readLoop
+	if c.h2 != nil {
+		read = c.h2.readLoop
+	}
+	if err := read(); err != nil {
 		c.close(err)
 	}
 }
@@ -158,46 +163,14 @@ func (c *serverConn) run() {
 // methodEntry.stalled), so a handler that blocks holds up other calls on
 // its connection only once in a while, and only for about stallAfter.
 func (c *serverConn) readLoop() error {
-	r := c.r
-	batch := 0 // requests read since the last wait
-	var perRead sock.LoneAvg
+	var p readPace
 	for {
-		if !r.Ready() {
-			// About to wait for the client (for a whole frame, or the
-			// rest of one): send the batch's answers.
-			if err := c.w.FlushHeld(); err != nil {
-				return err
-			}
-			if perRead.Add(batch) {
-				// Lone calls: the client sends the next soon (see
-				// WithSpinWait).
-				c.peek.Await(c.srv.o.spinWait, c.srv.o.spinGate)
-			}
-			batch = 0
-		}
-		if err := c.waitHeld(); err != nil {
+		if err := c.pace(&p); err != nil {
 			return err
 		}
-		if max := c.srv.o.limits.MaxBufferedBytes; max > 0 && c.w.Buffered() > max {
-			// The client does not take its answers: stop reading its
-			// requests until it does (or the write timeout closes it).
-			if err := c.w.FlushHeld(); err != nil {
-				return err
-			}
-			if err := c.w.WaitBelow(max); err != nil {
-				return err
-			}
-		}
-		f, err := r.Next()
+		f, err := c.r.Next()
 		if err != nil {
-			var fe *wire.FrameError
-			switch {
-			case errors.As(err, &fe):
-				c.srv.o.logger.Warn("rt: closing connection after bad frame", "peer", c.nc.RemoteAddr().String(), "err", err)
-			case !c.started && errors.Is(err, os.ErrDeadlineExceeded):
-				c.srv.o.logger.Info("rt: closing connection with no frame", "peer", c.nc.RemoteAddr().String(), "waited", c.srv.o.limits.FirstFrameTimeout)
-			}
-			return err
+			return c.readFailed(err)
 		}
 		if c.writeClosed.Load() {
 			continue // drained and half-closed: the client is told already
@@ -207,65 +180,127 @@ func (c *serverConn) readLoop() error {
 			_ = c.raw.SetReadDeadline(time.Time{})
 		}
 		c.lastFrame.Store(c.srv.epoch.Load())
-		switch f.Type {
-		case wire.TypeRequest, wire.TypeOneway:
-			batch++
-			c.lastCall.Store(c.srv.epoch.Load())
-			c.admitMu.Lock()
-			c.lastID = f.ID
-			sc := c.request(f)
-			c.admitMu.Unlock()
-			if sc == nil {
-				continue
-			}
-			if !sc.inline {
-				c.srv.workers.run(sc)
-				continue
-			}
-			mode := sock.Direct
-			if r.Buffered() > 0 {
-				mode = sock.Held // more requests to serve first
-			}
-			// From here until the CAS below, the watchdog may hand r to
-			// a worker: this goroutine must not touch it.
-			tok := c.tokens.Add(1)
-			sc.me.inlined.Add(1)
-			c.serving.Store(sc.me)
-			c.owner.Store(tok)
-			c.watch()
-			sc.serve(mode)
-			if !c.owner.CompareAndSwap(tok, 0) {
-				// A worker reads now; it sends what this goroutine held.
-				return c.w.FlushHeld()
-			}
-		case wire.TypeCancel:
-			c.mu.Lock()
-			sc := c.calls[f.ID]
-			c.mu.Unlock()
-			if sc != nil {
-				sc.ctx.cancel(context.Canceled)
-			}
-		case wire.TypePing:
-			id := f.ID
-			_ = c.w.Write(func(b []byte) []byte {
-				return wire.AppendFrame(b, &wire.Header{Type: wire.TypePong, ID: id}, nil, nil)
-			}, sock.Held)
-		case wire.TypeStreamOpen:
-			batch++
-			c.lastCall.Store(c.srv.epoch.Load())
-			c.admitMu.Lock()
-			c.lastID = f.ID
-			c.openStream(f)
-			c.admitMu.Unlock()
-		case wire.TypeStreamMessage, wire.TypeStreamHalfClose, wire.TypeStreamReset, wire.TypeWindowUpdate:
-			if err := c.streamFrame(f); err != nil {
-				return err
-			}
-		case wire.TypePong, wire.TypeGoAway:
-		default:
-			return fmt.Errorf("rt: unexpected %s frame from client", f.Type)
+		if handedOff, err := c.dispatch(f, &p); handedOff || err != nil {
+			return err
 		}
 	}
+}
+
+// readPace is readLoop's count of the requests read since it last waited
+// for the client, and their running average per wait.
+type readPace struct {
+	batch   int
+	perRead sock.LoneAvg
+}
+
+// pace runs before each read. When the read would wait for the client it
+// sends the answers held so far, and after lone calls spins briefly for
+// the next (see WithSpinWait); it waits while a caller holds the reader;
+// and it stops reading while the client leaves more than MaxBufferedBytes
+// of answers untaken (until it takes them, or the write timeout closes
+// the connection).
+func (c *serverConn) pace(p *readPace) error {
+	if !c.r.Ready() {
+		if err := c.w.FlushHeld(); err != nil {
+			return err
+		}
+		if p.perRead.Add(p.batch) {
+			c.peek.Await(c.srv.o.spinWait, c.srv.o.spinGate)
+		}
+		p.batch = 0
+	}
+	if err := c.waitHeld(); err != nil {
+		return err
+	}
+	if max := c.srv.o.limits.MaxBufferedBytes; max > 0 && c.w.Buffered() > max {
+		if err := c.w.FlushHeld(); err != nil {
+			return err
+		}
+		return c.w.WaitBelow(max)
+	}
+	return nil
+}
+
+// readFailed logs why the connection's reading ended, when that is worth
+// an operator's attention, and returns err.
+func (c *serverConn) readFailed(err error) error {
+	var fe *wire.FrameError
+	switch {
+	case errors.As(err, &fe):
+		c.srv.o.logger.Warn("rt: closing connection after bad frame", "peer", c.nc.RemoteAddr().String(), "err", err)
+	case !c.started && errors.Is(err, os.ErrDeadlineExceeded):
+		c.srv.o.logger.Info("rt: closing connection with no frame", "peer", c.nc.RemoteAddr().String(), "waited", c.srv.o.limits.FirstFrameTimeout)
+	}
+	return err
+}
+
+// dispatch acts on one frame from the client. handedOff reports that a
+// call served inline outlived the watchdog's patience, so that a worker
+// reads the connection now and this goroutine must stop.
+func (c *serverConn) dispatch(f *wire.Frame, p *readPace) (handedOff bool, err error) {
+	switch f.Type {
+	case wire.TypeRequest, wire.TypeOneway:
+		p.batch++
+		c.lastCall.Store(c.srv.epoch.Load())
+		c.admitMu.Lock()
+		c.lastID = f.ID
+		sc := c.request(f)
+		c.admitMu.Unlock()
+		switch {
+		case sc == nil:
+		case sc.inline:
+			return c.serveInline(sc)
+		default:
+			c.srv.workers.run(sc)
+		}
+	case wire.TypeCancel:
+		c.mu.Lock()
+		sc := c.calls[f.ID]
+		c.mu.Unlock()
+		if sc != nil {
+			sc.ctx.cancel(context.Canceled)
+		}
+	case wire.TypePing:
+		id := f.ID
+		_ = c.w.Write(func(b []byte) []byte {
+			return wire.AppendFrame(b, &wire.Header{Type: wire.TypePong, ID: id}, nil, nil)
+		}, sock.Held)
+	case wire.TypeStreamOpen:
+		p.batch++
+		c.lastCall.Store(c.srv.epoch.Load())
+		c.admitMu.Lock()
+		c.lastID = f.ID
+		c.openStream(f)
+		c.admitMu.Unlock()
+	case wire.TypeStreamMessage, wire.TypeStreamHalfClose, wire.TypeStreamReset, wire.TypeWindowUpdate:
+		return false, c.streamFrame(f)
+	case wire.TypePong, wire.TypeGoAway:
+	default:
+		return false, fmt.Errorf("rt: unexpected %s frame from client", f.Type)
+	}
+	return false, nil
+}
+
+// serveInline serves sc on the reading goroutine. If the watchdog hands
+// the reader to a worker meanwhile, it reports handedOff after sending
+// what it held.
+func (c *serverConn) serveInline(sc *serverCall) (handedOff bool, err error) {
+	mode := sock.Direct
+	if c.r.Buffered() > 0 {
+		mode = sock.Held // more requests to serve first
+	}
+	// From here until the CAS below, the watchdog may hand the reader to
+	// a worker: this goroutine must not touch it.
+	tok := c.tokens.Add(1)
+	sc.me.inlined.Add(1)
+	c.serving.Store(sc.me)
+	c.owner.Store(tok)
+	c.watch()
+	sc.serve(mode)
+	if !c.owner.CompareAndSwap(tok, 0) {
+		return true, c.w.FlushHeld()
+	}
+	return false, nil
 }
 
 const (
@@ -681,6 +716,13 @@ func (c *serverConn) writer() *sock.Writer {
 	return c.w
 }
 
+// writerH2 returns the connection's HTTP/2 side, nil if it has none.
+func (c *serverConn) writerH2() *h2Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.h2
+}
+
 // sendGoAway tells the client to send no more, naming the last request
 // read: the server is closing, so it refuses (as not run) what it reads
 // after that, and what it never reads is lost with the connection; either
@@ -689,6 +731,10 @@ func (c *serverConn) sendGoAway() {
 	w := c.writer()
 	if w == nil {
 		return // not yet speaking yrpc: close will do
+	}
+	if c.h2 != nil {
+		c.h2.sendGoAway(0, "server shutting down")
+		return
 	}
 	c.admitMu.Lock()
 	defer c.admitMu.Unlock()
@@ -701,7 +747,11 @@ func (c *serverConn) sendGoAway() {
 // periods or idle past the idle timeout.
 func (c *serverConn) tick(epoch int64, period time.Duration) {
 	if c.writer() == nil {
-		return // in its handshake (bounded by PrefaceTimeout), or handed to the HTTP side, which has its own timeouts
+		return // in its handshake (bounded by PrefaceTimeout), or handed to the HTTP/1.1 side, which has its own timeouts
+	}
+	if c.h2 != nil {
+		c.h2.tick(epoch, period)
+		return
 	}
 	o := &c.srv.o
 	silent := time.Duration(epoch-c.lastFrame.Load()) * period
@@ -727,6 +777,9 @@ func (c *serverConn) close(err error) {
 			err = io.EOF
 		}
 		c.stall.Stop()
+		if h := c.writerH2(); h != nil {
+			h.closed()
+		}
 		c.mu.Lock()
 		streams, sc := c.streams, c.sc
 		c.streams = map[uint32]*serverStream{}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/yrpc/yrpc/breaker"
+	"github.com/yrpc/yrpc/limiter"
 	"github.com/yrpc/yrpc/rt/balance"
 	"github.com/yrpc/yrpc/rt/internal/conn"
 	"github.com/yrpc/yrpc/rt/registry"
@@ -26,6 +27,7 @@ type svcState struct {
 	keyName    string // key.String(), for errors
 	keyMD      MD     // the group and version calls name, when not the default
 	infos      []CallInfo
+	limits     []*limiter.Bucket // by method index; nil: no client rate limit
 	builder    balance.Builder
 	budget     retryBudget
 	ready      chan struct{} // closed with the first snapshot
@@ -63,8 +65,17 @@ func newSvcState(c *Client, sd *ServiceDesc) (*svcState, error) {
 	}
 	st.budget.init(c.o.retryRatio, c.o.retryFloor)
 	st.infos = make([]CallInfo, len(sd.Methods))
+	st.limits = make([]*limiter.Bucket, len(sd.Methods))
 	for i := range sd.Methods {
-		st.infos[i] = CallInfo{Service: sd, Method: &sd.Methods[i], Index: i}
+		m := &sd.Methods[i]
+		st.infos[i] = CallInfo{Service: sd, Method: m, Index: i}
+		rl, ok := c.o.methodLimits[m.FullName]
+		if !ok {
+			rl = m.Policy.ClientRateLimit
+		}
+		if rl.Rate > 0 {
+			st.limits[i] = limiter.NewBucket(rl.Rate, max(rl.Burst, 1))
+		}
 	}
 	stop, err := c.reg.Watch(key, st.update)
 	if err != nil {
@@ -151,8 +162,8 @@ func (st *svcState) rebuild(now time.Time) {
 			continue
 		}
 		ep := st.eps[p.Addr]
-		if ep == nil {
-			ep = &endpoint{addr: p.Addr, pool: st.c.pool(p.Addr), br: newInstBreaker(st.sd.Policy.Breaker, st.key, p.Addr, o.logger)}
+		if target := st.c.target(p); ep == nil || ep.target != target {
+			ep = &endpoint{addr: p.Addr, target: target, tr: st.c.transport(target), br: newInstBreaker(st.sd.Policy.Breaker, st.key, p.Addr, o.logger)}
 			st.eps[p.Addr] = ep
 		}
 		ep.weight = p.Weight
@@ -235,7 +246,10 @@ type endpoint struct {
 	br     *breaker.Breaker
 	// lastLost is the last connection whose loss was counted by br.
 	lastLost atomic.Pointer[conn.Conn]
-	pool     *conn.Pool
+	// target is how the client reaches it (Client.target), tr the
+	// transport of target.
+	target string
+	tr     transport
 }
 
 // endpointMeta is what calls need from a provider's registry payload.

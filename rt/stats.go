@@ -26,8 +26,11 @@ func (c *Client) Stats() ClientStats {
 		st.Services = append(st.Services, ServiceStats{Name: sd.Name, Key: s.keyName, Providers: c.Providers(sd)})
 	}
 	c.mu.Lock()
-	pools := make([]connCounter, 0, len(c.pools))
+	pools := make([]connCounter, 0, len(c.pools)+len(c.gpools))
 	for _, p := range c.pools {
+		pools = append(pools, p)
+	}
+	for _, p := range c.gpools {
 		pools = append(pools, p)
 	}
 	c.mu.Unlock()

@@ -16,6 +16,9 @@ func TestStats(t *testing.T) {
 	if p := cs.Services[0].Providers[0]; p.Breaker != "closed" {
 		t.Fatalf("provider %+v, want a closed breaker", p)
 	}
+	// The server counts the call until its answer is written, which may
+	// be just after the client has it.
+	waitUntil(t, func() bool { return e.srv.Stats().InFlight == 0 })
 	ss := e.srv.Stats()
 	if ss.Conns != 1 || ss.InFlight != 0 || !ss.Serving {
 		t.Fatalf("server stats %+v, want 1 connection, nothing in flight, serving", ss)

@@ -92,18 +92,20 @@ func TestClientStream(t *testing.T) {
 	}
 }
 
-// A bidi stream echoes each message as it comes, both ways at once.
+// A bidi stream echoes each message as it comes, both ways at once: 4 MiB
+// each way, many times the stream windows, in messages of 2 KiB.
 func TestBidiStream(t *testing.T) {
 	e := newStreamEnv(t, nil)
 	s, err := stream(ctxT(t), e.cli, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 100_000
+	const n = 2048
+	pad := strings.Repeat("x", 2040)
 	errc := make(chan error, 1)
 	go func() {
 		for i := range n {
-			if err := s.Send(&msg{S: strconv.Itoa(i)}); err != nil {
+			if err := s.Send(&msg{S: strconv.Itoa(i) + pad}); err != nil {
 				errc <- err
 				return
 			}
@@ -118,8 +120,8 @@ func TestBidiStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, m := range got {
-		if m != strconv.Itoa(i) {
-			t.Fatalf("message %d is %q", i, m)
+		if m != strconv.Itoa(i)+pad {
+			t.Fatalf("message %d is %.20q…", i, m)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 )
 
@@ -15,7 +16,7 @@ type Annotation interface {
 // AnnotationDescriptor describes one annotation: exactly one of its setting
 // fields is set, named by Kind. The zero value describes nothing.
 type AnnotationDescriptor struct {
-	Kind      string // "group", "version", "rate_limit", "breaker", "balance" or "package"
+	Kind      string // "group", "version", "rate_limit", "breaker", "balance", "package" or "allow"
 	Call      string // the builder call, e.g. `schema.Group("HK")`
 	Pos       string // "/abs/file.go:12" of the call
 	Group     string
@@ -24,6 +25,7 @@ type AnnotationDescriptor struct {
 	Balance   string
 	RateLimit *RateLimitPolicy
 	Breaker   *BreakerPolicy
+	Allow     []string
 	Errors    []*BuildError
 }
 
@@ -106,6 +108,26 @@ func RateLimit(rate float64, burst int) Annotation {
 		d.fail("burst must be >= 1")
 	default:
 		d.RateLimit = &RateLimitPolicy{Rate: rate, Burst: burst}
+	}
+	return d
+}
+
+// Allow is a service annotation: only the given principals may call the
+// service's methods (a method's rpc.Allow replaces it for that method).
+// A principal is what the server's rt.Authenticator names the caller (by
+// default the SPIFFE ID, else the common name, of its verified client
+// certificate); "*" is any authenticated caller and a trailing "*" a
+// prefix. Others get PermissionDenied; rt.WithAccessRules overrides the
+// lists at run time.
+func Allow(principals ...string) Annotation {
+	d := newAnnotation("allow", fmt.Sprintf("schema.Allow(%q)", principals))
+	switch {
+	case len(principals) == 0:
+		d.fail("name at least one principal")
+	case slices.Contains(principals, ""):
+		d.fail("an empty principal")
+	default:
+		d.Allow = slices.Clone(principals)
 	}
 	return d
 }

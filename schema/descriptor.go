@@ -71,7 +71,11 @@ type MethodDescriptor struct {
 	Forks          int           `json:"forks,omitempty"`
 	Hedge          time.Duration `json:"hedge,omitempty"`
 	MaxMessageSize int           `json:"max_message_size,omitempty"` // bytes; streams only
-	Errors         []*BuildError `json:"-"`
+	// Allow lists the principals that may call the method (rpc.Allow).
+	Allow []string `json:"allow,omitempty"`
+	// ClientRateLimit caps each client's calls (rpc.ClientRateLimit).
+	ClientRateLimit *RateLimitPolicy `json:"client_rate_limit,omitempty"`
+	Errors          []*BuildError    `json:"-"`
 }
 
 // RetryPolicy mirrors gen.Retry.

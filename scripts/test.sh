@@ -13,7 +13,10 @@
 #    go test ./..., in the workspace of ./go.work, so that they build against
 #    this checkout's root module (their go.mod requires a released version);
 #    bench/ is only vetted and built (its benchmarks are long; run them by
-#    hand).
+#    hand). interop/ runs a Python gRPC client too: Debian's protobuf-compiler,
+#    python3-grpcio and python3-protobuf are installed if missing, and
+#    YRPC_INTEROP_REQUIRED=1 turns the test's "not installed" skip into a
+#    failure.
 #
 # Extra arguments go to every `go test`, e.g. ./scripts/test.sh -run Zk -v
 set -euo pipefail
@@ -24,6 +27,28 @@ root=$PWD
 source scripts/zk.sh
 
 step() { printf '\n==> %s\n' "$*" >&2; }
+
+# interop_install installs, from Debian, what the interop module's Python
+# client needs when it is missing: protoc and Python's grpcio and protobuf
+# (for /usr/bin/python3, which the test tries first).
+interop_install() {
+	local missing=()
+	command -v protoc >/dev/null || missing+=(protobuf-compiler)
+	/usr/bin/python3 -c 'import grpc, google.protobuf' 2>/dev/null || missing+=(python3-grpcio python3-protobuf)
+	((${#missing[@]} == 0)) && return 0
+	echo "test.sh: installing Debian's ${missing[*]}" >&2
+	local sudo=()
+	if [[ $(id -u) -ne 0 ]]; then
+		command -v sudo >/dev/null || { echo "test.sh: need root (or sudo) to apt-get install ${missing[*]}" >&2; return 1; }
+		sudo=(sudo -n)
+	fi
+	"${sudo[@]}" apt-get update -q >&2
+	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q "${missing[@]}" >&2
+}
+
+step "gRPC interop: protoc, python3-grpcio"
+interop_install
+export YRPC_INTEROP_REQUIRED=1
 
 step "ZooKeeper: a standalone server and a three-node ensemble"
 zk_install

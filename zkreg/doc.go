@@ -86,6 +86,10 @@
 //     tool) is created again; one that another live session took over
 //     meanwhile is left to it and logged, so two processes claiming one
 //     address never fight.
+//   - A registration whose request is lost with its connection (go-zk's
+//     "connection closed" or "could not connect to a server") is tried
+//     again on the next connection for up to a session timeout, so a
+//     blip during a provider's start does not fail it.
 //   - A connection without a session for 1.5 session timeouts is replaced
 //     by a new one, which starts a new session (logged at Warn). go-zk
 //     gives a session up only when a server answers that it expired, but a

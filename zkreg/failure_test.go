@@ -444,3 +444,46 @@ func testRestartWiped(t *testing.T, downLong, locked bool) {
 		}
 	}
 }
+
+// A registration whose connection is lost is tried again on the next one,
+// instead of failing the provider's start (as it did when ZooKeeper
+// dropped a connection under load).
+func TestRegisterOutlivesALostConnection(t *testing.T) {
+	e := newEnv(t)
+	proxy := zktest.NewProxy(t, e.zk)
+	logs := new(logBuf)
+	o := e.options(proxy.Addr())
+	o.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	o.SessionTimeout = 10 * time.Second // Register's window: room for go-zk's reconnection on a loaded machine
+	r := e.open(o)
+	p := prov(registry.Key{Service: "pkg.Lost"}, "10.0.0.1:80")
+
+	proxy.Cut()
+	waitFor(t, "the registry to notice the disconnect", func() bool { return r.conn().State() != zk.StateHasSession })
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), registrytest.Timeout)
+		defer cancel()
+		done <- r.Register(ctx, p)
+	}()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(registrytest.Timeout); !strings.Contains(logs.String(), "registration lost with its connection"); {
+		select {
+		case err := <-done:
+			t.Fatalf("Register while the connection was down returned %v; want it to wait for the next connection", err)
+		case <-tick.C:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for Register to lose a request with the connection")
+		}
+	}
+	proxy.Restore()
+	if err := <-done; err != nil {
+		t.Fatalf("Register after the connection came back: %v", err)
+	}
+	ok, st, err := e.raw.Exists(r.paths.endpoint(p))
+	if err != nil || !ok || st.EphemeralOwner != r.SessionID() {
+		t.Fatalf("node: exists %t, owner %#x (want %#x), %v", ok, st.EphemeralOwner, r.SessionID(), err)
+	}
+}

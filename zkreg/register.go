@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -19,9 +20,11 @@ const maxAttempts = 16
 // after a session expiry the registry creates it again in the new session.
 // A node of the same path owned by another session (a stale node of an
 // earlier session of this process, or a process that died) is deleted and
-// created anew. Register returns an error, and does not remember e, if
-// ZooKeeper cannot be reached; go-zk does not take a context, so ctx is
-// checked between requests.
+// created anew. A request lost with its connection is tried again, on the
+// connection go-zk opens next, for up to a session timeout; Register
+// returns an error, and does not remember e, if ZooKeeper cannot be
+// reached for that long. go-zk does not take a context, so ctx is checked
+// between requests.
 func (r *Registry) Register(ctx context.Context, e registry.Endpoint) error {
 	if err := e.Validate(); err != nil {
 		return fmt.Errorf("zkreg: %w", err)
@@ -36,11 +39,8 @@ func (r *Registry) Register(ctx context.Context, e registry.Endpoint) error {
 	}
 	r.regMu.Lock()
 	defer r.regMu.Unlock()
-	conn, err := r.writeConn(ctx)
+	conn, err := r.ensureRetrying(ctx, path, data, e.Role)
 	if err != nil {
-		return fmt.Errorf("zkreg: register %s %q of %s: %w", e.Role, e.Addr, e.Key, err)
-	}
-	if err := r.ensure(ctx, conn, path, data, conn.SessionID(), e.Role); err != nil {
 		return fmt.Errorf("zkreg: register %s %q of %s: %w", e.Role, e.Addr, e.Key, explainNoAuth(err))
 	}
 	if _, again := r.registered[path]; !again {
@@ -49,6 +49,49 @@ func (r *Registry) Register(ctx context.Context, e registry.Endpoint) error {
 	r.registered[path] = e
 	return nil
 }
+
+// registerRetry is the pause before a registration lost with its
+// connection is tried again.
+const registerRetry = 50 * time.Millisecond
+
+// ensureRetrying is ensure on the current connection, tried again while it
+// fails only because the connection or session was lost (go-zk reconnects
+// in the background), for up to a session timeout. It returns the
+// connection it succeeded on. Called with regMu held.
+func (r *Registry) ensureRetrying(ctx context.Context, path string, data []byte, role registry.Role) (*zk.Conn, error) {
+	start := time.Now()
+	for {
+		conn, err := r.writeConn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		err = r.ensure(ctx, conn, path, data, conn.SessionID(), role)
+		if err == nil || !connectionLost(err) || time.Since(start) >= r.timeout {
+			return conn, err
+		}
+		r.log.Warn("zkreg: registration lost with its connection; trying again", "path", path, "err", err, "in", registerRetry)
+		t := time.NewTimer(registerRetry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%w (after: %w)", ctx.Err(), err)
+		case <-r.quit:
+			t.Stop()
+			return nil, registry.ErrClosed
+		case <-t.C:
+		}
+	}
+}
+
+// connectionLost reports whether a request failed only because its
+// connection or session was lost, so that it may succeed on the next one.
+func connectionLost(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) || errors.Is(err, errNoSession)
+}
+
+// errNoSession: the connection's session was gone or replaced when a
+// write was about to be sent.
+var errNoSession = errors.New("no ZooKeeper session")
 
 // Deregister deletes e's node if this session owns it.
 func (r *Registry) Deregister(ctx context.Context, e registry.Endpoint) error {
@@ -149,9 +192,9 @@ func (r *Registry) ensure(ctx context.Context, conn *zk.Conn, path string, data 
 		}
 		switch cur := conn.SessionID(); {
 		case sid == 0:
-			return errors.New("no ZooKeeper session")
+			return errNoSession
 		case cur != sid:
-			return fmt.Errorf("session changed (%#x to %#x)", sid, cur)
+			return fmt.Errorf("%w: session changed (%#x to %#x)", errNoSession, sid, cur)
 		}
 		old, st, err := conn.Get(path)
 		switch {

@@ -21,6 +21,38 @@
 //	sum by (service, method) (rate(yrpc_calls_total{side="client",code!="OK"}[5m]))
 //	histogram_quantile(0.99, sum by (le) (rate(yrpc_call_duration_seconds_bucket{method="Get"}[5m])))
 //
+// A [Collector] reads gauges at scrape time from the snapshots of a client
+// (rt.Client.Stats), a server (rt.Server.Stats) and a registry
+// (zkreg.Registry.Connected); register it with a prometheus.Registerer.
+// Each source given in [CollectorOptions] adds its gauges, with the
+// namespace "yrpc" by default:
+//
+//	Client:
+//	yrpc_client_provider_breaker_state{service,instance}  0 closed, 1 half-open, 2 open
+//	yrpc_client_provider_in_flight{service,instance}      calls in flight to the provider
+//	yrpc_client_providers{service,state}                  providers by state: routable, draining, not_serving
+//	yrpc_client_connections                               open connections to providers
+//	Server:
+//	yrpc_server_connections                               open connections
+//	yrpc_server_in_flight                                 calls and streams in flight
+//	yrpc_server_serving                                   1 serving, 0 not (shut down, drained, SetServing(false))
+//	Registry:
+//	yrpc_registry_connected                               1 with a registry session, 0 without
+//
+// The per-provider series cover the routable providers only: a provider
+// that is draining (governance config, `yrpcc ctl drain`) or reports
+// itself not serving is counted by yrpc_client_providers and has no
+// breaker or in-flight series until it is routable again (a drained one
+// counts as draining even when also not serving). The client lists a
+// service once it has called it. A client that calls one service under
+// several groups or versions reports them under one service label: calls
+// in flight add up, the breaker state is the worst, and providers count
+// distinct addresses. For example:
+//
+//	max by (service, instance) (yrpc_client_provider_breaker_state) == 2  # open breakers
+//	yrpc_client_providers{state="routable"} == 0                          # a service with nowhere to go
+//	yrpc_registry_connected == 0                                          # no ZooKeeper session
+//
 // This package is a module of its own so that programs that embed yrpc
 // without it do not depend on client_golang.
 package prometheus

@@ -31,6 +31,9 @@ func ServicePolicy(s *gen.Service) string {
 	if s.Balance != "" {
 		p = append(p, "balance="+s.Balance)
 	}
+	if len(s.Allow) > 0 {
+		p = append(p, "allow="+strings.Join(s.Allow, ","))
+	}
 	return strings.Join(p, "  ")
 }
 
@@ -80,6 +83,12 @@ func MethodPolicy(m *gen.Method) string {
 	}
 	if m.MaxMessageSize > 0 {
 		p = append(p, "max-message-size="+strconv.Itoa(m.MaxMessageSize))
+	}
+	if r := m.ClientRateLimit; r != nil {
+		p = append(p, fmt.Sprintf("client-rate-limit=%v/s burst %d", r.Rate, r.Burst))
+	}
+	if len(m.Allow) > 0 {
+		p = append(p, "allow="+strings.Join(m.Allow, ","))
 	}
 	return strings.Join(p, " ")
 }

@@ -30,8 +30,8 @@ const (
 // Validate reports whether e can be registered, and whether a consumer may
 // route to it: it needs a Service, a Role of Provider or Consumer, an Addr,
 // a Weight in 0..MaxWeight and a PayloadVersion this package reads (0 or
-// 1). A provider's Addr must be "host:port" (see CheckAddr). A consumer's
-// Addr is only an identifier.
+// 1). A provider's Addr must be "host:port", or a gRPC address (see
+// CheckAddr). A consumer's Addr is only an identifier.
 func (e Endpoint) Validate() error {
 	switch {
 	case e.Key.Service == "":
@@ -55,11 +55,24 @@ func (e Endpoint) Validate() error {
 	return nil
 }
 
+// Address schemes of providers that speak plain gRPC only: a yrpc client
+// calls "grpc://host:port" over HTTP/2 without TLS (h2c) and
+// "grpcs://host:port" over HTTP/2 with TLS.
+const (
+	SchemeGRPC  = "grpc://"
+	SchemeGRPCS = "grpcs://"
+)
+
 // CheckAddr reports whether addr is a provider address a client can dial:
 // "host:port" with a port in 1..65535 and a host that is an IP address
-// (IPv6 in brackets) or a name of letters, digits, '-', '_' and '.'.
+// (IPv6 in brackets) or a name of letters, digits, '-', '_' and '.',
+// optionally after SchemeGRPC or SchemeGRPCS.
 func CheckAddr(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
+	hostPort, ok := strings.CutPrefix(addr, SchemeGRPC)
+	if !ok {
+		hostPort, _ = strings.CutPrefix(addr, SchemeGRPCS)
+	}
+	host, port, err := net.SplitHostPort(hostPort)
 	if err != nil {
 		return fmt.Errorf("address %q is not host:port", addr)
 	}

@@ -19,6 +19,12 @@ func TestCheckAddr(t *testing.T) {
 		{"[fe80::1%eth0]:1", true},
 		{"users-1.svc.cluster.local:65535", true},
 		{"provider_1:9000", true},
+		{"grpc://10.0.0.1:50051", true},
+		{"grpcs://api.example.com:443", true},
+		{"grpc://", false},
+		{"grpcs://host", false},       // no port
+		{"http://10.0.0.1:80", false}, // another scheme
+		{"grpc://grpc://h:1", false},
 		{"127.0.0.1", false},       // no port
 		{"127.0.0.1:0", false},     // port 0
 		{"127.0.0.1:65536", false}, // too big

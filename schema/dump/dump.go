@@ -35,6 +35,7 @@ type Service struct {
 	RateLimit *schema.RateLimitPolicy    `json:"rate_limit,omitempty"`
 	Breaker   *schema.BreakerPolicy      `json:"breaker,omitempty"`
 	Balance   string                     `json:"balance,omitempty"`
+	Allow     []string                   `json:"allow,omitempty"`
 	Methods   []*schema.MethodDescriptor `json:"methods"`
 }
 
@@ -253,6 +254,8 @@ func (d *Dumper) Service(name string, s schema.ServiceSchema) {
 			svc.Breaker = ad.Breaker
 		case "balance":
 			svc.Balance = ad.Balance
+		case "allow":
+			svc.Allow = ad.Allow
 		case "package":
 			d.setPackage(name, ad)
 		}

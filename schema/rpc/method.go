@@ -238,6 +238,43 @@ func (b *Builder) Hedge(d time.Duration) *Builder {
 	return b
 }
 
+// Allow lets only the given principals call the method, replacing the
+// service's schema.Allow list for it. A principal is what the server's
+// rt.Authenticator names the caller (by default the SPIFFE ID, else the
+// common name, of its verified client certificate); "*" is any
+// authenticated caller and a trailing "*" a prefix
+// ("spiffe://example.org/ns/shop/*"). Others get PermissionDenied.
+func (b *Builder) Allow(principals ...string) *Builder {
+	mod := fmt.Sprintf("Allow(%q)", principals)
+	if len(principals) == 0 {
+		return b.fail(mod, "name at least one principal")
+	}
+	for _, p := range principals {
+		if p == "" {
+			return b.fail(mod, "an empty principal")
+		}
+	}
+	b.desc.Allow = append([]string(nil), principals...)
+	return b
+}
+
+// ClientRateLimit makes each client send at most rate calls per second of
+// the method, with bursts of up to burst: the calls beyond fail locally
+// with ResourceExhausted before they leave the client (and do not count
+// against any provider's breaker). rt.WithMethodRateLimit overrides it at
+// run time.
+func (b *Builder) ClientRateLimit(rate float64, burst int) *Builder {
+	mod := fmt.Sprintf("ClientRateLimit(%v, %d)", rate, burst)
+	switch {
+	case !(rate > 0) || rate > 1e9:
+		return b.fail(mod, "rate must be in (0, 1e9] calls per second")
+	case burst < 1:
+		return b.fail(mod, "burst must be >= 1")
+	}
+	b.desc.ClientRateLimit = &schema.RateLimitPolicy{Rate: rate, Burst: burst}
+	return b
+}
+
 func isExported(s string) bool {
 	if s == "" || s[0] < 'A' || s[0] > 'Z' {
 		return false

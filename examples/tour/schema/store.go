@@ -40,7 +40,7 @@ func (Store) Methods() []schema.Method {
 	return []schema.Method{
 		rpc.Unary("Get", Key.Type, Entry.Type).
 			Comment("Get reads an entry: idempotent, so failures fail over.").
-			Idempotent().Timeout(time.Second).
+			Idempotent().Timeout(2*time.Second).
 			Retry(3, 5*time.Millisecond).Backoff(2, 50*time.Millisecond).Jitter(0.2).
 			HashKey("id"),
 		rpc.Unary("Put", Entry.Type, Entry.Type).

@@ -60,7 +60,7 @@ var StoreServiceDesc = rt.ServiceDesc{
 			FullName: "tour.Store/Get",
 			ID:       0x45ec632f,
 			Policy: rt.MethodPolicy{
-				Timeout:    time.Second,
+				Timeout:    2 * time.Second,
 				Idempotent: true,
 				Retry: rt.RetryPolicy{
 					Tries:       3,

@@ -124,8 +124,10 @@ func Kitchen() *gen.Spec {
 		RateLimit: &gen.RateLimit{Rate: 300, Burst: 500},
 		Breaker:   &gen.Breaker{ErrorRate: 0.5, MinRequests: 20, OpenFor: 5 * time.Second},
 		Balance:   "consistent_hash",
+		Allow:     []string{"spiffe://example.org/ns/kitchen/*"},
 		Methods: []*gen.Method{
 			{Name: "Get", Comment: "Get reads a node.", Request: "Node", Response: "Node", Idempotent: true,
+				Allow: []string{"*"}, ClientRateLimit: &gen.RateLimit{Rate: 1000, Burst: 100},
 				Timeout: 300 * time.Millisecond, TryTimeout: 100 * time.Millisecond, HashKey: "id",
 				Retry: &gen.Retry{Tries: 3, Interval: 50 * time.Millisecond, Backoff: 2, MaxInterval: time.Second, Jitter: 0.2}},
 			{Name: "Put", Request: "Kitchen", Response: "Empty", HashKey: "a_string", FaultMode: "failfast",

@@ -105,9 +105,9 @@ func dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(prefaceTimeout)
+	deadline, callers := time.Now().Add(prefaceTimeout), false
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
+		deadline, callers = d, true
 	}
 	_ = nc.SetDeadline(deadline)
 	raw := nc
@@ -117,14 +117,14 @@ func dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 		cancel()
 		if err != nil {
 			raw.Close()
-			return nil, err
+			return nil, handshakeError(err, callers)
 		}
 		nc = tc
 	}
 	peer, err := wire.ClientHandshake(nc, cfg.Features, cfg.Settings)
 	if err != nil {
 		raw.Close()
-		return nil, err
+		return nil, handshakeError(err, callers)
 	}
 	_ = raw.SetDeadline(time.Time{})
 	ro := cfg.Reader
@@ -156,6 +156,17 @@ func dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 		return nil, c.failure()
 	}
 	return c, nil
+}
+
+// handshakeError is err, a failed TLS or preface exchange, marked as
+// context.DeadlineExceeded when its deadline was the caller's (callers)
+// and it timed out: the caller's deadline passed, which says nothing of
+// the address, even if the context's own timer has not fired yet.
+func handshakeError(err error, callers bool) error {
+	if callers && errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+	}
+	return err
 }
 
 // Addr is the address the connection was dialed at.

@@ -149,6 +149,15 @@ type Error struct {
 	Message string
 	Remote  bool // the server answered with this error
 	Cause   error
+	// Details are the error's structured details (rt.Error.Details), as
+	// gRPC servers send them; yrpc's wire carries none.
+	Details []Detail
+}
+
+// Detail is one structured detail of an error: a google.protobuf.Any.
+type Detail struct {
+	TypeURL string
+	Value   []byte
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -1,7 +1,9 @@
 package conn
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -78,11 +80,12 @@ func (p *Pool) Get(ctx context.Context) (*Conn, error) {
 		s.mu.Lock()
 		s.dialing = nil
 		close(ch)
-		if err != nil && ctx.Err() != nil {
-			// The caller gave up: that says nothing about the address,
-			// so no backoff for the callers after it.
+		if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
+			// The caller gave up, or its deadline passed during the
+			// handshake: that says nothing about the address, so no
+			// backoff for the callers after it.
 			s.mu.Unlock()
-			return nil, &NotSent{ctxError(ctx.Err(), "connect to "+p.addr)}
+			return nil, &NotSent{ctxError(cmp.Or(ctx.Err(), context.DeadlineExceeded), "connect to "+p.addr)}
 		}
 		if err != nil {
 			s.backoff = min(max(2*s.backoff, minRedial), maxRedial)

@@ -10,8 +10,8 @@ import (
 )
 
 // FuzzReader reads arbitrary bodies: no panics, no message over the limit,
-// a buffer that stays within twice the bytes given, and the messages read
-// re-encode to a body that reads the same.
+// a buffer that stays within twice the bytes given, Cut finds the same
+// messages, and the messages read re-encode to a body that reads the same.
 func FuzzReader(f *testing.F) {
 	f.Add(frame(0, "hello"))
 	f.Add(append(frame(FlagCompressed, ""), frame(0, "x")...))
@@ -38,6 +38,21 @@ func FuzzReader(f *testing.F) {
 			}
 			flags, msgs = append(flags, fl), append(msgs, bytes.Clone(m))
 			enc = append(AppendHeader(enc, fl, len(m)), m...)
+		}
+		// Cut, on the whole body at once, finds the same messages.
+		rest := data
+		for i := 0; ; i++ {
+			fl, m, after, err := Cut(rest, limit)
+			if err != nil {
+				if i != len(msgs) {
+					t.Fatalf("Cut stopped at message %d of %d: %v", i, len(msgs), err)
+				}
+				break
+			}
+			if i >= len(msgs) || fl != flags[i] || !bytes.Equal(m, msgs[i]) {
+				t.Fatalf("Cut message %d = %x %q, the reader's %d messages differ", i, fl, m, len(msgs))
+			}
+			rest = after
 		}
 		if c := cap(r.Buffer()); c > max(2*len(data), minBuffer) {
 			t.Fatalf("buffer of %d bytes for %d bytes of input", c, len(data))

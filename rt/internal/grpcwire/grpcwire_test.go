@@ -281,3 +281,30 @@ func TestWebTrailers(t *testing.T) {
 		}
 	}
 }
+
+// Cut takes the first message of a body's bytes so far, or says that
+// they hold a part of it, nothing, or a prefix over the limit.
+func TestCut(t *testing.T) {
+	two := append(AppendHeader(nil, FlagCompressed, 2), "ab"...)
+	two = append(AppendHeader(two, 0, 1), 'c')
+	for _, c := range []struct {
+		name      string
+		b         []byte
+		flags     byte
+		msg, rest string
+		err       error
+		tooLarge  bool
+	}{
+		{"two messages", two, FlagCompressed, "ab", string(two[7:]), nil, false},
+		{"empty", nil, 0, "", "", io.EOF, false},
+		{"a part of the prefix", two[:3], 0, "", string(two[:3]), io.ErrUnexpectedEOF, false},
+		{"a part of the message", two[:6], 0, "", string(two[:6]), io.ErrUnexpectedEOF, false},
+		{"over the limit", AppendHeader(nil, 0, 11), 0, "", string(AppendHeader(nil, 0, 11)), nil, true},
+	} {
+		flags, msg, rest, err := Cut(c.b, 10)
+		var tl *TooLargeError
+		if c.tooLarge != errors.As(err, &tl) || !c.tooLarge && err != c.err || string(msg) != c.msg || string(rest) != c.rest || c.err == nil && !c.tooLarge && flags != c.flags {
+			t.Errorf("%s: %x %q %q %v", c.name, flags, msg, rest, err)
+		}
+	}
+}

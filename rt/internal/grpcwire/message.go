@@ -178,3 +178,25 @@ func Decompress(zr *gzip.Reader, dst, src []byte, max int) ([]byte, error) {
 		}
 	}
 }
+
+// Cut returns the first message of b, a body's bytes received so far:
+// its flags, its bytes (aliasing b) and the bytes after it. It returns
+// io.ErrUnexpectedEOF when b holds only part of it (io.EOF when b is
+// empty), and a *TooLargeError when its prefix claims more than limit
+// bytes.
+func Cut(b []byte, limit int) (flags byte, msg, rest []byte, err error) {
+	if len(b) < HeaderLen {
+		if len(b) == 0 {
+			return 0, nil, b, io.EOF
+		}
+		return 0, nil, b, io.ErrUnexpectedEOF
+	}
+	flags, n := b[0], binary.BigEndian.Uint32(b[1:])
+	if uint64(n) > uint64(max(limit, 0)) {
+		return flags, nil, b, &TooLargeError{Size: uint64(n), Max: limit}
+	}
+	if end := HeaderLen + uint64(n); uint64(len(b)) >= end {
+		return flags, b[HeaderLen:end:end], b[end:], nil
+	}
+	return flags, nil, b, io.ErrUnexpectedEOF
+}

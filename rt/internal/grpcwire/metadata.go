@@ -40,3 +40,29 @@ func Reserved(key string) bool {
 	}
 	return strings.HasPrefix(key, ":")
 }
+
+// ValidKey reports whether k can be a gRPC metadata key: lowercase
+// letters, digits, '-', '_' and '.'.
+func ValidKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidValue reports whether v can be the value of a metadata key that is
+// not binary: printable ASCII.
+func ValidValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}

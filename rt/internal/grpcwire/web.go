@@ -83,7 +83,7 @@ func ParseWebTrailers(b []byte) ([]string, error) {
 		}
 		k, v, ok := strings.Cut(line, ":")
 		k = strings.ToLower(k)
-		if !ok || k == "" || !validKey(k) {
+		if !ok || k == "" || !validFieldName(k) {
 			return nil, errWebTrailers
 		}
 		kv = append(kv, k, strings.Trim(v, " \t"))
@@ -91,9 +91,9 @@ func ParseWebTrailers(b []byte) ([]string, error) {
 	return kv, nil
 }
 
-// validKey reports whether k is a lowercase HTTP field name of token
+// validFieldName reports whether k is a lowercase HTTP field name of token
 // characters.
-func validKey(k string) bool {
+func validFieldName(k string) bool {
 	for i := 0; i < len(k); i++ {
 		c := k[i]
 		switch {

@@ -28,9 +28,10 @@ type Writer struct {
 	timeout time.Duration // a write that makes no progress for this long fails; 0: never
 
 	mu       sync.Mutex
-	buf      []byte // frames waiting to be written; nil when none
-	flushing bool   // a goroutine owns the socket for writing
-	err      error  // sticky write error
+	buf      []byte  // frames waiting to be written; nil when none
+	bufp     *[]byte // the pool's handle of buf, given back with it
+	flushing bool    // a goroutine owns the socket for writing
+	err      error   // sticky write error
 	done     bool
 	waiting  bool          // a WaitBelow is parked on drain
 	looping  bool          // the loop goroutine runs
@@ -70,19 +71,24 @@ const (
 	maxPooledBuf    = 1 << 20 // larger buffers are dropped after use
 )
 
-func (p *BufferPool) get() []byte {
-	if b, ok := p.p.Get().(*[]byte); ok {
-		return (*b)[:0]
+// get returns an empty buffer and its handle, which put takes back with
+// it: the handle travels with the buffer, so that lending costs no
+// allocation.
+func (p *BufferPool) get() ([]byte, *[]byte) {
+	if bp, ok := p.p.Get().(*[]byte); ok {
+		return (*bp)[:0], bp
 	}
-	return make([]byte, 0, initialWriteBuf)
+	b := make([]byte, 0, initialWriteBuf)
+	return b, &b
 }
 
-func (p *BufferPool) put(b []byte) {
+// put gives back b, which get returned with bp (b may have grown since).
+func (p *BufferPool) put(b []byte, bp *[]byte) {
 	if cap(b) > maxPooledBuf {
 		return
 	}
-	b = b[:0]
-	p.p.Put(&b)
+	*bp = b[:0]
+	p.p.Put(bp)
 }
 
 // WriteMode says when a frame handed to Writer.Write goes out.
@@ -131,7 +137,7 @@ func (w *Writer) WriteBefore(fn func([]byte) []byte, mode WriteMode, dl time.Tim
 		return err
 	}
 	if w.buf == nil {
-		w.buf = w.pool.get()
+		w.buf, w.bufp = w.pool.get()
 	}
 	n := len(w.buf)
 	w.buf = fn(w.buf)
@@ -207,12 +213,12 @@ func (w *Writer) flush(dl time.Time) (more bool, err error) {
 		w.mu.Unlock()
 		return false, err
 	}
-	b := w.buf
-	w.buf = nil
+	b, bp := w.buf, w.bufp
+	w.buf, w.bufp = nil, nil
 	w.mu.Unlock()
 
 	err = w.writeAll(b, dl)
-	w.pool.put(b)
+	w.pool.put(b, bp)
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -280,8 +286,8 @@ func (w *Writer) fail(err error) {
 	}
 	if w.buf != nil {
 		w.queued.Add(-int64(len(w.buf)))
-		w.pool.put(w.buf)
-		w.buf = nil
+		w.pool.put(w.buf, w.bufp)
+		w.buf, w.bufp = nil, nil
 	}
 	w.flushing = false
 	if w.waiting {

@@ -11,7 +11,9 @@ import (
 	"github.com/yrpc/yrpc/rt"
 )
 
-type greeter struct{ greeterrpc.UnimplementedGreeterServer }
+type greeter struct {
+	greeterrpc.UnimplementedGreeterServer
+}
 
 // `ctl health` answers SERVING with exit 0, NOT_SERVING with exit 1, and
 // a clear error for an address nobody serves.

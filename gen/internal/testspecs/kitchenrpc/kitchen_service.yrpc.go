@@ -82,6 +82,11 @@ var KitchenServiceServiceDesc = rt.ServiceDesc{
 					MaxInterval: time.Second,
 					Jitter:      0.2,
 				},
+				Allow: []string{"*"},
+				ClientRateLimit: rt.RateLimitPolicy{
+					Rate:  1000.0,
+					Burst: 100,
+				},
 			},
 			NewRequest: func() rt.Message {
 				return new(Node)
@@ -183,6 +188,7 @@ var KitchenServiceServiceDesc = rt.ServiceDesc{
 			OpenFor:     5 * time.Second,
 		},
 		Balance: "consistent_hash",
+		Allow:   []string{"spiffe://example.org/ns/kitchen/*"},
 	},
 	FileDescriptor: fileDescriptor,
 }

@@ -1,0 +1,18 @@
+module github.com/yrpc/yrpc/interop
+
+go 1.26.8
+
+require (
+	github.com/google/go-cmp v0.7.0
+	github.com/yrpc/yrpc v0.1.0
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1
+	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
+	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+)

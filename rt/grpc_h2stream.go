@@ -1,0 +1,473 @@
+package rt
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/yrpc/yrpc/rt/internal/grpcwire"
+	"github.com/yrpc/yrpc/rt/internal/h2"
+	"github.com/yrpc/yrpc/rt/internal/sock"
+)
+
+// h2Stream is a call on an HTTP/2 stream: its transport
+// (grpcTransport), and a task that serves it on a pooled worker.
+type h2Stream struct {
+	grpcCall
+	h         *h2Conn
+	id        uint32
+	req       h2.Request
+	meta      [8]string      // req.Meta's first pairs, which become the call's metadata
+	mode      sock.WriteMode // how its answers are written
+	pipe      *h2Pipe        // a stream method's request bytes; nil for unary calls
+	inflow    h2.Inflow      // the stream's receive window
+	received  int64          // DATA bytes; the reader's
+	recvEnded atomic.Bool    // END_STREAM came, or the stream was reset
+	dead      atomic.Bool    // reset: nothing more is sent
+	pendingN  atomic.Int64   // bytes waiting for send credit
+	wake      chan struct{}  // a waiting SendMsg's; streams only
+
+	// A unary call's request, guarded by h.mu.
+	waiting   bool      // admitted, its request not yet in
+	requestBy time.Time // when it must be in (see armTimer)
+	graced    bool      // requestBy was put off once (see expire)
+	body      *grpcBuf  // the request message's bytes so far
+	held      int       // request bytes taken from the connection's window
+	msg       Message   // the decoded request
+	msgErr    error     // or why there is none
+	gotMsg    bool
+
+	// The send side, guarded by the writer's lock.
+	sendWin   int64    // send window, relative to the client's initial window
+	pend      *grpcBuf // data waiting for credit
+	pendOff   int
+	inBlocked bool // in h.out.blocked
+	bodyEnd   bool // the response ends with its last DATA frame, no trailers (gRPC-Web, HTTP errors)
+	endQueued bool // the end is sent once pend is
+	dataEnded bool // a DATA frame with END_STREAM went
+	sendEnded bool
+	endStatus grpcEnd
+	endMD     MD
+}
+
+// stream returns open stream id, nil if it is not.
+func (h *h2Conn) stream(id uint32) *h2Stream {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.streams[id]
+}
+
+// onHeaders starts reading a header block: a new stream's request, or
+// a request's trailers.
+func (h *h2Conn) onHeaders(f *h2.Frame) (*h2Stream, error) {
+	id := f.StreamID
+	h.blockID, h.blockEnd, h.blockBad, h.block = id, f.Has(h2.FlagEndStream), f.SelfDependent(), nil
+	if id > h.maxID {
+		if id%2 == 0 {
+			return nil, &h2.ConnError{Code: h2.ErrProtocol, Reason: fmt.Sprintf("the client opened stream %d, an even number", id)}
+		}
+		h.maxID = id
+		st := &h2Stream{h: h, id: id}
+		h.block = st
+		h.hd.Begin(&st.req, false)
+		st.req.Meta = st.meta[:0]
+	} else {
+		h.hd.Begin(&h.scratch, true) // trailers, or a closed stream's block
+	}
+	if err := h.hd.Write(f.Data); err != nil {
+		return nil, err
+	}
+	if f.Has(h2.FlagEndHeaders) {
+		return h.endBlock()
+	}
+	return nil, nil
+}
+
+// endBlock acts on a header block read whole.
+func (h *h2Conn) endBlock() (*h2Stream, error) {
+	if err := h.hd.End(); err != nil {
+		return nil, err
+	}
+	st := h.block
+	h.block = nil
+	switch {
+	case h.blockBad:
+		h.resetStream(h.blockID, h2.ErrProtocol)
+		return nil, nil
+	case st != nil:
+		return h.open(st), nil
+	}
+	// Trailers: they end the request.
+	st = h.stream(h.blockID)
+	switch {
+	case st == nil || st.recvEnded.Load():
+		h.resetStream(h.blockID, h2.ErrStreamClosed)
+	case !h.blockEnd || h.scratch.Malformed != "":
+		h.resetStream(h.blockID, h2.ErrProtocol)
+	default:
+		return h.endRequest(st), nil
+	}
+	return nil, nil
+}
+
+// open starts the call of a new stream. It returns the call when it is
+// unary and its request is in already, to serve.
+func (h *h2Conn) open(st *h2Stream) *h2Stream {
+	c, r := h.c, &st.req
+	if !h.started {
+		h.started = true
+		_ = c.raw.SetReadDeadline(time.Time{})
+	}
+	c.lastCall.Store(h.s.epoch.Load())
+	h.mu.Lock()
+	full := h.maxStreams > 0 && len(h.streams) >= h.maxStreams
+	h.mu.Unlock()
+	switch {
+	case r.Malformed != "":
+		h.s.o.logger.Debug("rt: malformed HTTP/2 request", "peer", c.raw.RemoteAddr().String(), "reason", r.Malformed)
+		h.resetStream(st.id, h2.ErrProtocol)
+		return nil
+	case full:
+		h.resetStream(st.id, h2.ErrRefusedStream)
+		return nil
+	}
+	st.g, st.tr, st.sc.conn, st.mode = h.g, st, c, sock.Held
+	st.inflow.Init(h2StreamWindow)
+	st.recvEnded.Store(h.blockEnd)
+	if r.Method != http.MethodPost {
+		st.httpError(http.StatusMethodNotAllowed, errNotPost)
+		return nil
+	}
+	proto := grpcwire.ParseContentType(r.ContentType)
+	if proto == grpcwire.Unsupported {
+		st.httpError(http.StatusUnsupportedMediaType, errMediaType+r.ContentType)
+		return nil
+	}
+	st.web, st.bodyEnd = proto == grpcwire.Web, proto == grpcwire.Web
+	if r.TooLarge {
+		st.fail(Errorf(ResourceExhausted, "request headers exceed the server's limit of %d bytes (WithMaxMetadataSize)", h.s.o.maxMD), nil)
+		return nil
+	}
+	rq := grpcRequest{name: r.Path[1:], timeout: r.Timeout, encoding: r.Encoding, acceptEncoding: r.AcceptEncoding, meta: r.Meta}
+	c.admitMu.Lock()
+	h.mu.Lock()
+	gone := h.goneAway
+	h.mu.Unlock()
+	ok := false
+	if !gone {
+		c.lastID = st.id
+		ok = st.start(&rq)
+	}
+	c.admitMu.Unlock()
+	switch {
+	case gone:
+		h.resetStream(st.id, h2.ErrRefusedStream)
+		return nil
+	case !ok:
+		return nil
+	}
+	unary := st.sc.me.info.Method.Stream == NotStream
+	if !unary {
+		st.pipe = &h2Pipe{st: st, wake: make(chan struct{}, 1)}
+		st.wake = make(chan struct{}, 1)
+		if st.recvEnded.Load() {
+			st.pipe.close(io.EOF)
+		}
+	}
+	h.mu.Lock()
+	h.streams[st.id] = st
+	st.waiting = unary
+	h.mu.Unlock()
+	select {
+	case <-c.closed:
+		h.cancel(st.id) // closed meanwhile: closed() may have missed it
+	default:
+	}
+	if !unary {
+		h.s.workers.run(st)
+		return nil
+	}
+	if st.recvEnded.Load() {
+		return h.endRequest(st)
+	}
+	if h.newAwait = append(h.newAwait, st); len(h.newAwait) >= 64 {
+		h.armTimer()
+	}
+	return nil
+}
+
+// onData takes a DATA frame: request bytes.
+func (h *h2Conn) onData(f *h2.Frame) (*h2Stream, error) {
+	id, n := f.StreamID, f.Length
+	if !h.inflow.Take(n) {
+		return nil, &h2.ConnError{Code: h2.ErrFlowControl, Reason: "DATA beyond the connection's window"}
+	}
+	if id > h.maxID {
+		return nil, &h2.ConnError{Code: h2.ErrProtocol, Reason: fmt.Sprintf("DATA on idle stream %d", id)}
+	}
+	st := h.stream(id)
+	if st == nil || st.recvEnded.Load() {
+		h.giveBack(n, sock.Held)
+		h.resetStream(id, h2.ErrStreamClosed)
+		return nil, nil
+	}
+	if !st.inflow.Take(n) {
+		h.giveBack(n, sock.Held)
+		h.resetStream(id, h2.ErrFlowControl)
+		return nil, nil
+	}
+	data, end := f.Data, f.Has(h2.FlagEndStream)
+	st.received += int64(len(data))
+	if cl := st.req.ContentLength; cl >= 0 && (st.received > cl || end && st.received != cl) {
+		h.giveBack(n, sock.Held)
+		h.resetStream(id, h2.ErrProtocol)
+		return nil, nil
+	}
+	if pad := n - len(data); pad > 0 {
+		st.consumed(pad, sock.Held, true)
+	}
+	if st.pipe != nil {
+		if !st.pipe.write(data) {
+			h.giveBack(len(data), sock.Held) // the handler is done reading
+		}
+	} else {
+		h.unaryData(st, data)
+		if !end {
+			st.consumed(len(data), sock.Held, false) // the connection's window bounds what the call holds
+		}
+	}
+	if end {
+		return h.endRequest(st), nil
+	}
+	return nil, nil
+}
+
+// giveBack gives n bytes of the connection's window back to the client,
+// writing the update if one is due as mode says.
+func (h *h2Conn) giveBack(n int, mode sock.WriteMode) {
+	if inc := h.inflow.Add(n); inc > 0 {
+		_ = h.w.Write(func(b []byte) []byte { return h2.AppendWindowUpdate(b, 0, inc) }, mode)
+	}
+}
+
+// consumed gives back n bytes of the stream's window (and of the
+// connection's, if conn), writing the updates due as mode says.
+func (st *h2Stream) consumed(n int, mode sock.WriteMode, conn bool) {
+	h := st.h
+	var cinc, sinc uint32
+	if conn {
+		cinc = h.inflow.Add(n)
+	}
+	if !st.recvEnded.Load() {
+		sinc = st.inflow.Add(n)
+	}
+	if cinc == 0 && sinc == 0 {
+		return
+	}
+	_ = h.w.Write(func(b []byte) []byte {
+		if cinc > 0 {
+			b = h2.AppendWindowUpdate(b, 0, cinc)
+		}
+		if sinc > 0 {
+			b = h2.AppendWindowUpdate(b, st.id, sinc)
+		}
+		return b
+	}, mode)
+}
+
+// unaryData takes request bytes of a unary call: its message is decoded
+// as soon as it is whole; the bytes after it are dropped. A message over
+// the size limit fails the call at once.
+func (h *h2Conn) unaryData(st *h2Stream, data []byte) {
+	h.mu.Lock()
+	if !st.waiting {
+		h.mu.Unlock()
+		h.giveBack(len(data), sock.Held) // the call failed already
+		return
+	}
+	st.held += len(data)
+	if st.gotMsg {
+		h.mu.Unlock()
+		return
+	}
+	b := data
+	if st.body != nil {
+		st.body.b = append(st.body.b, data...)
+		b = st.body.b
+	}
+	flags, msg, _, err := grpcwire.Cut(b, h.s.o.maxFrame)
+	switch err.(type) {
+	case nil:
+	case *grpcwire.TooLargeError:
+		st.waiting = false
+		h.mu.Unlock()
+		st.fail(tooLarge(st.sc.me.info.Method.FullName, err.(*grpcwire.TooLargeError)), st.sc.ctx.finish())
+		st.end()
+		return
+	default: // a part of the message
+		if st.body == nil {
+			st.body = h.g.pools.getBuf()
+			st.body.b = append(st.body.b, data...)
+		}
+		h.mu.Unlock()
+		return
+	}
+	st.msg = st.sc.me.info.Method.NewRequest()
+	st.msgErr = st.decode(st.msg, flags, msg)
+	st.gotMsg = true
+	st.dropBody()
+	h.mu.Unlock()
+}
+
+// dropBody gives the request's buffer back. Called with h.mu held.
+func (st *h2Stream) dropBody() {
+	if st.body != nil {
+		st.h.g.pools.putBuf(st.body)
+		st.body = nil
+	}
+}
+
+// endRequest ends the request of st (END_STREAM). It returns a unary
+// call that is now ready, to serve.
+func (h *h2Conn) endRequest(st *h2Stream) *h2Stream {
+	st.recvEnded.Store(true)
+	if st.pipe != nil {
+		st.pipe.close(io.EOF)
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !st.waiting {
+		return nil // failed already
+	}
+	st.waiting = false
+	if !st.gotMsg {
+		name := st.sc.me.info.Method.FullName
+		st.msgErr = Errorf(InvalidArgument, "%s: the request has no message", name)
+		if st.body != nil {
+			st.msgErr = Errorf(InvalidArgument, "%s: the request ends inside its message", name)
+		}
+	}
+	st.dropBody()
+	return st
+}
+
+// run serves the call on a pooled worker.
+func (st *h2Stream) run() {
+	if st.pipe == nil {
+		st.mode = sock.Direct
+		if st.sc.conn.inflight.Load() > 1 {
+			st.mode = sock.Queued
+		}
+		st.serveCall()
+		return
+	}
+	st.mode = sock.Direct
+	defer st.end()
+	st.readFrom(st.pipe)
+	st.serveStream(func() { st.pipe.close(errStreamReset) })
+}
+
+// serveCall serves a unary call whose request is in.
+func (st *h2Stream) serveCall() {
+	defer st.end()
+	st.serveUnary(st.msg, st.msgErr)
+}
+
+// end lets the call go: it leaves the connection's open streams and
+// gives back what it held.
+func (st *h2Stream) end() {
+	h := st.h
+	h.mu.Lock()
+	if h.streams[st.id] == st {
+		delete(h.streams, st.id)
+	}
+	held := st.held
+	st.held = 0
+	st.dropBody()
+	h.mu.Unlock()
+	h.giveBack(held, sock.Direct)
+	if !st.dead.Load() && h.budgetN.Add(1) > h.maxBudget {
+		h.budgetN.Add(-1)
+	}
+	if st.pipe != nil {
+		st.pipe.release()
+	}
+	st.done()
+}
+
+// h2Pipe carries a stream's request bytes from the connection's reader
+// to the handler's RecvMsg. It holds at most the stream's window: the
+// bytes count against the windows until read.
+type h2Pipe struct {
+	st   *h2Stream
+	mu   sync.Mutex
+	buf  []byte
+	off  int
+	err  error
+	wake chan struct{} // capacity 1: bytes or the end came
+}
+
+// write adds b for Read; it reports false, dropping b, once the pipe is
+// closed.
+func (p *h2Pipe) write(b []byte) bool {
+	p.mu.Lock()
+	ok := p.err == nil
+	if ok {
+		p.buf = append(p.buf, b...)
+	}
+	p.mu.Unlock()
+	p.signal()
+	return ok
+}
+
+// close ends the pipe: Read returns err once the bytes before it are read.
+func (p *h2Pipe) close(err error) {
+	p.mu.Lock()
+	if p.err == nil {
+		p.err = err
+	}
+	p.mu.Unlock()
+	p.signal()
+}
+
+func (p *h2Pipe) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Read implements io.Reader for the call's grpcwire.Reader.
+func (p *h2Pipe) Read(b []byte) (int, error) {
+	for {
+		p.mu.Lock()
+		if p.off < len(p.buf) {
+			n := copy(b, p.buf[p.off:])
+			if p.off += n; p.off == len(p.buf) {
+				p.buf, p.off = p.buf[:0], 0
+			}
+			p.mu.Unlock()
+			p.st.consumed(n, sock.Direct, true)
+			return n, nil
+		}
+		err := p.err
+		p.mu.Unlock()
+		if err != nil {
+			return 0, err
+		}
+		<-p.wake
+	}
+}
+
+// release drops the pipe's bytes, giving their credit back.
+func (p *h2Pipe) release() {
+	p.mu.Lock()
+	n := len(p.buf) - p.off
+	p.buf, p.off, p.err = nil, 0, errStreamReset
+	p.mu.Unlock()
+	p.st.h.giveBack(n, sock.Direct)
+}
