@@ -68,6 +68,10 @@ func Client(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 			return fmt.Errorf("runner: %s warm-up: %d errors, first: %w", im.Name, ph.Errors, ph.FirstErr)
 		}
 	}
+	// Start the counted phase without the warm-up's garbage, and collect
+	// it before "ready": the runner reads this process's CPU time from
+	// then on, which is to count the calls' work only.
+	runtime.GC()
 	if *wait {
 		if err := say(stdout, "ready"); err != nil {
 			return err
@@ -77,8 +81,6 @@ func Client(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 			return fmt.Errorf("runner: %s client: want %q on stdin", im.Name, "go")
 		}
 	}
-	// Start the counted phase without the warm-up's garbage.
-	runtime.GC()
 	ph := harness.Run(ctx, cl, *c, *n)
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 	res := clientResult{
