@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
 
@@ -55,8 +56,10 @@ func run(ctx context.Context, args []string) error {
 
 // profile starts a CPU profile of this server or client process when
 // BENCH_PROFILE names a directory, and an execution trace when BENCH_TRACE
-// does; the files are named after the role and the process id. The
-// returned func stops them.
+// does; with BENCH_MEMPROFILE it writes an allocation profile (every
+// allocation sampled, .mprof; "go tool pprof -sample_index=alloc_space")
+// when the process ends. The files are named after the role and the
+// process id. The returned func stops them.
 func profile(role string) func() {
 	var stops []func()
 	name := func(dir, ext string) string {
@@ -81,6 +84,21 @@ func profile(role string) func() {
 		} else {
 			stops = append(stops, func() { trace.Stop(); f.Close() })
 		}
+	}
+	if dir := os.Getenv("BENCH_MEMPROFILE"); dir != "" {
+		runtime.MemProfileRate = 1
+		stops = append(stops, func() {
+			f, err := os.Create(name(dir, "mprof"))
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench: memory profile:", err)
+			}
+		})
 	}
 	return func() {
 		for _, stop := range stops {
