@@ -72,7 +72,7 @@ func curveColumns(sweep string) []string {
 	if sweep == SweepSize {
 		cols = append(cols, "cli B ÷ size", "srv B ÷ size")
 	}
-	return append(cols, "srv RSS MiB", "srv peak MiB", "errors")
+	return append(cols, "srv conns", "srv RSS MiB", "srv peak MiB", "errors")
 }
 
 func curveCells(r Result, rows []Result) []string {
@@ -83,7 +83,15 @@ func curveCells(r Result, rows []Result) []string {
 	if r.Sweep == SweepSize {
 		c = append(c, copies(r.ClientBytes, r.X()), copies(r.ServerBytes, r.X()))
 	}
-	return append(c, mib(r.ServerRSS), mib(r.ServerPeakRSS), strconv.Itoa(r.Errors))
+	return append(c, count(r.ServerConns), mib(r.ServerRSS), mib(r.ServerPeakRSS), strconv.Itoa(r.Errors))
+}
+
+// count formats a count that 0 marks as unknown.
+func count(n int) string {
+	if n == 0 {
+		return "?"
+	}
+	return strconv.Itoa(n)
 }
 
 func copies(bytes float64, size int) string {

@@ -20,7 +20,7 @@ func curveSample() *File {
 	size := func(impl string, x int, cps, cpu, srvCPU, cliB, srvB float64) {
 		rs = append(rs, Result{Impl: impl, Sweep: SweepSize, Size: x, C: 16, Repeat: 1, Calls: 1000, CallsPerSec: cps,
 			P50: cpu * 2, P99: cpu * 6, ClientCPU: cpu, ServerCPU: srvCPU, ClientBytes: cliB, ServerBytes: srvB,
-			ServerRSS: 20, ServerPeakRSS: 25})
+			ServerRSS: 20, ServerPeakRSS: 25, ServerConns: 1})
 	}
 	size("yrpc", 64, 100000, 5, 4, 300, 200)
 	size("yrpc", 16<<10, 20000, 20, 15, 17000, 16500)
@@ -30,7 +30,7 @@ func curveSample() *File {
 	size("fat", 1<<20, 250, 2000, 30*64*2, 1.2*(1<<20), 3*(1<<20))
 	for _, x := range []int{1, 16} {
 		rs = append(rs, Result{Impl: "yrpc", Sweep: SweepFanIn, Conns: x, C: 256, Repeat: 1, Calls: 1000,
-			CallsPerSec: 150000 / float64(x), P50: 1000, P99: 3000, ClientCPU: 5, ServerCPU: 4})
+			CallsPerSec: 150000 / float64(x), P50: 1000, P99: 3000, ClientCPU: 5, ServerCPU: 4, ServerConns: x})
 	}
 	return &File{
 		Machine: Machine{CPU: "Test CPU", Cores: 2, GoVersion: "go1.26.8"},
@@ -125,9 +125,10 @@ func TestWriteCurves(t *testing.T) {
 		"at most 100,000 counted calls per point and at most 1,073,741,824 bytes of requests",
 		"| impl | request | calls/s | × best peer |",
 		"| yrpc | 1 MiB | 500 | 2.00× | 2,000 | 6,000 | 3.0 | 1000.0 | 800.0 |",
-		"| 1.05 | 1.01 | 20.0 | 25.0 | 0 |",
+		"| 1.05 | 1.01 | 1 | 20.0 | 25.0 | 0 |",
 		"### Fan-in: 256 workers",
 		"| yrpc | 16 | 9,375 |",
+		"| 16 | ? | ? | 0 |", // 16 connections, RSS unknown
 		"- fat: allocated bytes per call",
 	} {
 		if !strings.Contains(b.String(), w) {

@@ -101,6 +101,10 @@ type Result struct {
 	// life, in MiB; 0 when unknown.
 	ServerRSS     float64 `json:"server_rss_mib,omitempty"`
 	ServerPeakRSS float64 `json:"server_peak_rss_mib,omitempty"`
+	// ServerConns is how many connections the server process accepted
+	// (warm-up and counted calls; on all its listeners); 0 when unknown
+	// (a bench binary of an older build).
+	ServerConns int `json:"server_conns,omitempty"`
 }
 
 // X returns the value that r's sweep varies (its size, connections or
@@ -206,6 +210,7 @@ func Summarize(results []Result, impls []string) []Result {
 		s.ServerCPU = med(func(r Result) float64 { return r.ServerCPU })
 		s.ServerRSS = med(func(r Result) float64 { return r.ServerRSS })
 		s.ServerPeakRSS = med(func(r Result) float64 { return r.ServerPeakRSS })
+		s.ServerConns = int(med(func(r Result) float64 { return float64(r.ServerConns) }))
 		for _, r := range g {
 			s.Errors += r.Errors
 			if s.FirstError == "" {

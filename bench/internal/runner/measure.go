@@ -98,7 +98,7 @@ func measureInto(ctx context.Context, cfg *measureConfig, e entry, pt point, r *
 	if _, err := expect(ctx, cli.out, "client", "ready"); err != nil {
 		return err
 	}
-	m0, t0, err := srv.mem(ctx)
+	m0, err := srv.mem(ctx)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func measureInto(ctx context.Context, cfg *measureConfig, e entry, pt point, r *
 	}
 	scpu1, ccpu1 := srv.cpu(), cli.cpu()
 	r.ServerRSS, r.ServerPeakRSS = srv.rss()
-	m1, t1, err := srv.mem(ctx)
+	m1, err := srv.mem(ctx)
 	if err != nil {
 		return err
 	}
@@ -128,8 +128,9 @@ func measureInto(ctx context.Context, cfg *measureConfig, e entry, pt point, r *
 	r.P50, r.P99, r.P999, r.Mean, r.Max = cr.P50, cr.P99, cr.P999, cr.Mean, cr.Max
 	r.ClientAllocs = float64(cr.Mallocs) / calls
 	r.ClientBytes = float64(cr.TotalAlloc) / calls
-	r.ServerAllocs = float64(m1-m0) / calls
-	r.ServerBytes = float64(t1-t0) / calls
+	r.ServerAllocs = float64(m1.mallocs-m0.mallocs) / calls
+	r.ServerBytes = float64(m1.total-m0.total) / calls
+	r.ServerConns = max(m1.conns, 0)
 	if scpu0 >= 0 && scpu1 >= 0 && ccpu0 >= 0 && ccpu1 >= 0 {
 		r.ClientCPU = float64(ccpu1-ccpu0) / float64(time.Microsecond) / calls
 		r.ServerCPU = float64(scpu1-scpu0) / float64(time.Microsecond) / calls
@@ -179,14 +180,14 @@ func startProc(ctx context.Context, bin string, env []string, args ...string) (*
 	return &proc{cmd: cmd, in: in, out: lines(out, os.Stderr)}, nil
 }
 
-// mem asks a server for its allocation counters.
-func (p *proc) mem(ctx context.Context) (mallocs, total uint64, err error) {
+// mem asks a server for its allocation counters and connections.
+func (p *proc) mem(ctx context.Context) (memLine, error) {
 	if err := say0(p.in, "mem"); err != nil {
-		return 0, 0, err
+		return memLine{}, err
 	}
 	line, err := expect(ctx, p.out, "server", "mem")
 	if err != nil {
-		return 0, 0, err
+		return memLine{}, err
 	}
 	return parseMem(line)
 }

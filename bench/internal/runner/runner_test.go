@@ -94,11 +94,26 @@ func TestProtocolLines(t *testing.T) {
 	if !strings.Contains(echoed.String(), "noise") {
 		t.Errorf("other lines not echoed: %q", echoed.String())
 	}
-	if m, tot, err := parseMem("10 2000"); err != nil || m != 10 || tot != 2000 {
-		t.Errorf("parseMem = %d, %d, %v", m, tot, err)
+}
+
+func TestParseMem(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    memLine
+		wantErr bool
+	}{
+		{"10 2000 3", memLine{10, 2000, 3}, false},
+		{"10 2000", memLine{10, 2000, -1}, false}, // an older bench binary
+		{"ten", memLine{}, true},
+		{"10 2000 x", memLine{}, true},
+		{"10 x 3", memLine{}, true},
+		{"1 2 3 4", memLine{}, true},
 	}
-	if _, _, err := parseMem("ten"); err == nil {
-		t.Error("parseMem accepted garbage")
+	for _, tt := range tests {
+		got, err := parseMem(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("parseMem(%q) = %+v, %v; want %+v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
 	}
 }
 
@@ -278,6 +293,19 @@ func TestCurves(t *testing.T) {
 		}
 		if r.Sweep == report.SweepSize && r.Size == 40960 && (r.Calls != 30 || r.ServerBytes < 40960 && r.Impl == "netrpc") {
 			t.Errorf("40 kB point: %d calls, %.0f server bytes per call", r.Calls, r.ServerBytes)
+		}
+		// Every client connection of a point is a connection the server
+		// accepted: one per client (fan-in) or per provider, one per
+		// worker for the ping-pong.
+		conns := r.X()
+		switch {
+		case r.Impl == "tcp-pingpong":
+			conns = r.C
+		case r.Sweep == report.SweepSize:
+			conns = 1
+		}
+		if r.ServerConns != conns {
+			t.Errorf("%s %s=%d: the server accepted %d connections, want %d", r.Impl, r.Sweep, r.X(), r.ServerConns, conns)
 		}
 	}
 	for _, name := range []string{"curves.md", "size.svg", "fanin.svg"} {

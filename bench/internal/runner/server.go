@@ -10,6 +10,7 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync/atomic"
 
 	"github.com/yrpc/yrpc/bench/internal/certs"
 	"github.com/yrpc/yrpc/bench/internal/impl"
@@ -44,13 +45,15 @@ func Server(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 	// that stops, waitAll waits for all of them once ctx is cancelled.
 	served := make(chan error, *listeners)
 	var addrs []string
+	var accepted atomic.Int64 // connections accepted on all listeners
 	for range *listeners {
-		lis, err := net.Listen("tcp", *addr)
+		inner, err := net.Listen("tcp", *addr)
 		if err != nil {
 			cancel()
 			waitAll(served, len(addrs))
 			return fmt.Errorf("runner: listen: %w", err)
 		}
+		lis := countingListener{inner, &accepted}
 		go func() { served <- im.Serve(ctx, lis, impl.Options{Size: *size, TLS: cfg}) }()
 		addrs = append(addrs, lis.Addr().String())
 	}
@@ -89,7 +92,7 @@ func Server(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 			case "mem":
 				var m runtime.MemStats
 				runtime.ReadMemStats(&m)
-				err = say(stdout, "mem %d %d", m.Mallocs, m.TotalAlloc)
+				err = say(stdout, "mem %d %d %d", m.Mallocs, m.TotalAlloc, accepted.Load())
 			default:
 				err = say(stdout, "error unknown command %q", cmd)
 			}
@@ -99,6 +102,23 @@ func Server(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 			}
 		}
 	}
+}
+
+// countingListener counts the connections it accepts in n, so that the
+// runner can tell how many client connections a point really had (the
+// fan-in and providers curves). The connections themselves are the inner
+// listener's, unwrapped.
+type countingListener struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
 }
 
 // waitAll waits for n servers to report on served and returns the first
