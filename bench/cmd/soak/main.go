@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.Providers, "providers", soak.DefaultProviders, "provider processes; the last is never restarted")
 	fs.IntVar(&o.Workers, "workers", soak.DefaultWorkers, "calling goroutines")
 	fs.IntVar(&o.Rate, "rate", soak.DefaultRate, "calls per second")
-	fs.DurationVar(&o.Timeout, "timeout", 0, "call timeout (0: the schema's, 1s)")
+	fs.DurationVar(&o.Timeout, "timeout", 0, "call timeout (0: the schema's: Get 2s, Put 1s)")
 	fs.DurationVar(&o.Session, "session", soak.DefaultSession, "ZooKeeper session timeout of every process")
 	out := fs.String("out", "results/soak", "directory for soak.json, soak.md and the providers' logs")
 	if err := fs.Parse(args); err != nil {

@@ -22,7 +22,25 @@ type Failure struct {
 	Method string  `json:"method"`
 	Code   string  `json:"code"`
 	Error  string  `json:"error"`
+	// FreezeMS is the longest freeze of the consumer process during the
+	// call's timeout before At (0: none over minFreeze): a call cannot
+	// outlast a freeze of its whole timeout, whatever yrpc does.
+	FreezeMS float64 `json:"freeze_ms,omitempty"`
 }
+
+// Freeze is a time the consumer process went unscheduled for at least
+// minFreeze: it ended At seconds after the load started and lasted MS.
+type Freeze struct {
+	At float64 `json:"at_s"`
+	MS float64 `json:"ms"`
+}
+
+// minFreeze is the shortest freeze the report lists; maxFreezes bounds the
+// list.
+const (
+	minFreeze  = 200 * time.Millisecond
+	maxFreezes = 1000
+)
 
 // load makes Gets and Puts from several workers at a paced rate until
 // stopped, counting what the callers see.
@@ -31,6 +49,7 @@ type load struct {
 	gets, puts atomic.Int64
 	behind     atomic.Int64 // calls the pacer could not hand out: the workers were all busy
 	stallMax   atomic.Int64 // longest time this process went unscheduled, in ns
+	freezes    []Freeze     // from minFreeze on; guarded by mu
 
 	mu       sync.Mutex
 	getFail  map[string]int // by code
@@ -122,8 +141,9 @@ func (l *load) pace(ctx context.Context, tokens chan<- struct{}, rate int) {
 const stallTick = 5 * time.Millisecond
 
 // watchStalls records the longest time beyond stallTick that the process
-// went without running its ticker goroutine: freezes of the host, which a
-// call with a short timeout cannot survive whatever yrpc does.
+// went without running its ticker goroutine, and every such freeze from
+// minFreeze on with its time: freezes of the host (or of this process),
+// which a call with a short timeout cannot survive whatever yrpc does.
 func (l *load) watchStalls(ctx context.Context) {
 	defer l.wg.Done()
 	tick := time.NewTicker(stallTick)
@@ -134,8 +154,16 @@ func (l *load) watchStalls(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-tick.C:
-			if gap := int64(now.Sub(last) - stallTick); gap > l.stallMax.Load() {
-				l.stallMax.Store(gap)
+			gap := now.Sub(last) - stallTick
+			if int64(gap) > l.stallMax.Load() {
+				l.stallMax.Store(int64(gap))
+			}
+			if gap >= minFreeze {
+				l.mu.Lock()
+				if len(l.freezes) < maxFreezes {
+					l.freezes = append(l.freezes, Freeze{At: now.Sub(l.start).Seconds(), MS: float64(gap) / 1e6})
+				}
+				l.mu.Unlock()
 			}
 			last = now
 		}
@@ -196,11 +224,24 @@ func (l *load) acked() []int64 {
 	return ids
 }
 
-// counts returns copies of the failure counts and the listed failures.
-func (l *load) counts() (getFail, putFail map[string]int, failures []Failure) {
+// counts returns copies of the failure counts, the listed failures and
+// the freezes.
+func (l *load) counts() (getFail, putFail map[string]int, failures []Failure, freezes []Freeze) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return maps.Clone(l.getFail), maps.Clone(l.putFail), slices.Clone(l.failures)
+	return maps.Clone(l.getFail), maps.Clone(l.putFail), slices.Clone(l.failures), slices.Clone(l.freezes)
+}
+
+// longestFreeze returns the longest of freezes that overlaps the window
+// seconds before at, in ms; 0 when none does.
+func longestFreeze(freezes []Freeze, at, window float64) float64 {
+	longest := 0.0
+	for _, f := range freezes {
+		if f.At >= at-window && f.At-f.MS/1e3 <= at {
+			longest = max(longest, f.MS)
+		}
+	}
+	return longest
 }
 
 // total returns the sum of a failure count map.

@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -48,9 +49,10 @@ type Settings struct {
 }
 
 func settingsOf(o Options, root string) Settings {
-	timeout := "the schema's (1s)"
-	if o.Timeout > 0 {
-		timeout = o.Timeout.String()
+	timeout := o.Timeout.String()
+	if o.Timeout <= 0 {
+		t := o.timeouts()
+		timeout = fmt.Sprintf("the schema's (Get %v, Put %v)", t["Get"], t["Put"])
 	}
 	return Settings{Duration: o.Duration.String(), Churn: o.Churn.String(), Sample: o.Sample.String(), ZK: o.ZK,
 		ZKRestart: o.RestartZK != nil, ZKDown: o.ZKDown.String(), Providers: o.Providers, Workers: o.Workers, Rate: o.Rate,
@@ -78,16 +80,23 @@ type Report struct {
 	LostPuts     int     `json:"lost_puts"`
 	Behind       int64   `json:"behind"`       // calls the pacer dropped because every worker was busy
 	StallMaxMS   float64 `json:"stall_max_ms"` // longest freeze of the consumer process
+	// Freezes lists the consumer process's freezes from 200 ms on (at
+	// most 1,000).
+	Freezes []Freeze `json:"freezes"`
 
 	Events  []Event  `json:"events"`
 	Samples []Sample `json:"samples"`
 }
 
 // finish fills the call and Put figures once the load and the providers
-// have stopped.
-func (r *Report) finish(l *load, dir string) error {
+// have stopped; timeouts are the calls' timeouts by method, the window in
+// which a freeze counts against a failed call.
+func (r *Report) finish(l *load, dir string, timeouts map[string]time.Duration) error {
 	r.Gets, r.Puts = l.gets.Load(), l.puts.Load()
-	r.GetFail, r.PutFail, r.Failures = l.counts()
+	r.GetFail, r.PutFail, r.Failures, r.Freezes = l.counts()
+	for i, f := range r.Failures {
+		r.Failures[i].FreezeMS = longestFreeze(r.Freezes, f.At, timeouts[f.Method].Seconds())
+	}
 	r.Behind = l.behind.Load()
 	r.StallMaxMS = float64(l.stallMax.Load()) / 1e6
 	seen, err := readPutLogs(dir)
@@ -241,8 +250,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		r.Started.Format(time.RFC3339), r.Seconds, s.Providers, s.Providers-1, s.Churn, s.Providers, s.ZK, s.ZKDown, s.ZKRestart,
 		s.Workers, s.Rate, s.Timeout, s.Session)
 	calls := r.Gets + r.Puts
-	fmt.Fprintf(&b, "Calls: %d (%d Gets, %d Puts), %.0f/s; calls the pacer dropped (every worker busy): %d; longest freeze of the consumer process: %.0f ms.\n\n",
-		calls, r.Gets, r.Puts, float64(calls)/max(r.Seconds, 1), r.Behind, r.StallMaxMS)
+	fmt.Fprintf(&b, "Calls: %d (%d Gets, %d Puts), %.0f/s; calls the pacer dropped (every worker busy): %d; longest freeze of the consumer process: %.0f ms; freezes of %v or more: %d%s.\n\n",
+		calls, r.Gets, r.Puts, float64(calls)/max(r.Seconds, 1), r.Behind, r.StallMaxMS, minFreeze, len(r.Freezes), freezeList(r.Freezes))
 	for _, l := range r.Verdicts() {
 		b.WriteString("- " + l + "\n")
 	}
@@ -251,9 +260,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "| %.0f | %s | %s | %.2f | %s |\n", e.At, e.Kind, e.Provider, e.Took, e.Error)
 	}
 	if len(r.Failures) > 0 {
-		b.WriteString("\nFailed calls (at most 200 listed):\n\n| at s | method | code | error |\n|---|---|---|---|\n")
+		b.WriteString("\nFailed calls (at most 200 listed; freeze: the consumer's longest freeze during the call's timeout before it failed):\n\n| at s | method | code | freeze ms | error |\n|---|---|---|---|---|\n")
 		for _, f := range r.Failures {
-			fmt.Fprintf(&b, "| %.2f | %s | %s | %s |\n", f.At, f.Method, f.Code, strings.ReplaceAll(f.Error, "|", "/"))
+			fmt.Fprintf(&b, "| %.2f | %s | %s | %.0f | %s |\n", f.At, f.Method, f.Code, f.FreezeMS, strings.ReplaceAll(f.Error, "|", "/"))
 		}
 	}
 	b.WriteString("\nSamples (one a minute; RSS MiB / goroutines / live heap MiB):\n\n")
@@ -285,6 +294,21 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// freezeList formats the longest freezes: " (the longest: 3710 ms at
+// 1082 s, ...)", at most five.
+func freezeList(fs []Freeze) string {
+	if len(fs) == 0 {
+		return ""
+	}
+	fs = slices.Clone(fs)
+	slices.SortStableFunc(fs, func(a, b Freeze) int { return cmp.Compare(b.MS, a.MS) })
+	var parts []string
+	for _, f := range fs[:min(len(fs), 5)] {
+		parts = append(parts, fmt.Sprintf("%.0f ms at %.0f s", f.MS, f.At))
+	}
+	return " (the longest: " + strings.Join(parts, ", ") + ")"
 }
 
 func stats(p ProcStats) string {

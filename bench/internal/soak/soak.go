@@ -2,10 +2,12 @@ package soak
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
@@ -53,7 +55,7 @@ type Options struct {
 	Providers int
 	Workers   int           // default 16
 	Rate      int           // calls per second; default 2,000
-	Timeout   time.Duration // call timeout; 0: the schema's (1 s for Get and Put)
+	Timeout   time.Duration // call timeout; 0: the schema's (Get 2 s, Put 1 s)
 	Session   time.Duration // ZooKeeper session timeout of every process; default 5 s
 	// Dir receives the providers' put logs and stderr; default a new
 	// temporary directory.
@@ -153,6 +155,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		o.Dir = dir
 	}
+	if err := freshLogs(o.Dir, o.Providers); err != nil {
+		return nil, err
+	}
 	spec := &providerSpec{command: o.Command, env: o.Env, zk: o.ZK, session: o.Session, dir: o.Dir,
 		root: fmt.Sprintf("/yrpc-soak/%d", time.Now().UnixNano())}
 	rep := &Report{Started: time.Now().UTC(), Settings: settingsOf(o, spec.root)}
@@ -201,10 +206,35 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		provs[i] = nil
 	}
-	if err := rep.finish(l, o.Dir); err != nil {
+	if err := rep.finish(l, o.Dir, o.timeouts()); err != nil {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// timeouts returns the calls' timeout by method: Options.Timeout, or
+// the tour schema's timeout of each method.
+func (o *Options) timeouts() map[string]time.Duration {
+	m := map[string]time.Duration{}
+	for _, md := range tourrpc.StoreServiceDesc.Methods {
+		m[md.Name] = cmp.Or(o.Timeout, md.Policy.Timeout)
+	}
+	return m
+}
+
+// freshLogs removes the put logs and stderr logs of the providers of an
+// earlier soak in dir: the providers append to them (a restarted
+// provider goes on with its predecessor's), and Put ids start at 1 in
+// every soak, so an old put log would count as Puts executed twice.
+func freshLogs(dir string, providers int) error {
+	for i := range providers {
+		for _, ext := range []string{".puts", ".log"} {
+			if err := os.Remove(filepath.Join(dir, providerName(i)+ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("soak: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // providerName names provider i: p1, p2, ...
@@ -343,7 +373,7 @@ func (s *soak) event(ev Event) {
 func (s *soak) sample() {
 	smp := Sample{At: time.Since(s.load.start).Seconds(), Calls: s.load.gets.Load() + s.load.puts.Load(),
 		Consumer: selfStats(), Providers: map[string]ProcStats{}}
-	getFail, putFail, _ := s.load.counts()
+	getFail, putFail, _, _ := s.load.counts()
 	smp.GetFail, smp.PutFail = total(getFail), total(putFail)
 	s.mu.Lock()
 	provs := slices.Clone(s.provs)

@@ -69,7 +69,11 @@ func TestReport(t *testing.T) {
 	}
 	write("p1.puts", "1\n2\n3\n")
 	write("p2.puts", "3\n5\n")
-	l := &load{getFail: map[string]int{}, putFail: map[string]int{"Unavailable": 2}}
+	l := &load{getFail: map[string]int{}, putFail: map[string]int{"Unavailable": 2},
+		failures: []Failure{{At: 30, Method: "Put", Code: "Unavailable"}, {At: 50.5, Method: "Put", Code: "Unavailable"}},
+		// A freeze from 49.2 s to 50.1 s and a longer one that ended
+		// before the second failure's timeout began.
+		freezes: []Freeze{{At: 48, MS: 2000}, {At: 50.1, MS: 900}}}
 	l.gets.Store(100)
 	l.puts.Store(7)
 	for _, id := range []int64{1, 2, 3, 4} { // 4 was acknowledged but never executed
@@ -82,8 +86,11 @@ func TestReport(t *testing.T) {
 			Consumer:  ProcStats{RSS: 20, Goroutines: 40, Heap: 2},
 			Providers: map[string]ProcStats{"p3": {RSS: 18 + 10*float64(i), Goroutines: 30, Heap: 1}}})
 	}
-	if err := r.finish(l, dir); err != nil {
+	if err := r.finish(l, dir, map[string]time.Duration{"Put": time.Second}); err != nil {
 		t.Fatal(err)
+	}
+	if r.Failures[0].FreezeMS != 0 || r.Failures[1].FreezeMS != 900 || len(r.Freezes) != 2 {
+		t.Errorf("freezes during the failed calls: %+v, listed %+v", r.Failures, r.Freezes)
 	}
 	if r.AckedPuts != 4 || r.ExecutedPuts != 4 || r.DupPuts != 1 || r.LostPuts != 1 || r.Puts != 11 {
 		t.Errorf("puts: acked %d executed %d dup %d lost %d total %d; want 4 4 1 1 11", r.AckedPuts, r.ExecutedPuts, r.DupPuts, r.LostPuts, r.Puts)
@@ -104,7 +111,8 @@ func TestReport(t *testing.T) {
 	if err := r.WriteMarkdown(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"Calls: 111 (100 Gets, 11 Puts)", "| at s | calls | get fail | put fail | consumer | p3 |", "| 60 | 0 | 0 | 0 | 20.0 / 40 / 2.00 | 68.0 / 30 / 1.00 |"} {
+	for _, w := range []string{"Calls: 111 (100 Gets, 11 Puts)", "freezes of 200ms or more: 2 (the longest: 2000 ms at 48 s, 900 ms at 50 s)",
+		"| 50.50 | Put | Unavailable | 900 |", "| at s | calls | get fail | put fail | consumer | p3 |", "| 60 | 0 | 0 | 0 | 20.0 / 40 / 2.00 | 68.0 / 30 / 1.00 |"} {
 		if !strings.Contains(b.String(), w) {
 			t.Errorf("markdown lacks %q:\n%s", w, b.String())
 		}
@@ -113,8 +121,9 @@ func TestReport(t *testing.T) {
 
 // TestSoak runs a short soak against a ZooKeeper of its own: three
 // providers (this test binary), a restart every 4 s (graceful, then
-// SIGKILL), ZooKeeper down for 2 s halfway. No Get may fail, no Put may
-// run twice or be lost, and every event must succeed. The calls get a 10 s
+// SIGKILL), ZooKeeper down for 2 s halfway, in a directory that holds an
+// earlier soak's put log. No Get may fail, no Put may run twice or be
+// lost, and every event must succeed. The calls get a 10 s
 // timeout: the guarantee is that churn fails no idempotent call, and a 1 s
 // call cannot survive the host freezing for a second, which loaded
 // machines do.
@@ -139,6 +148,11 @@ func TestSoak(t *testing.T) {
 		},
 		Rate: 500, Timeout: 10 * time.Second, Session: 2 * time.Second, Dir: t.TempDir(),
 		Command: []string{exe}, Env: append(os.Environ(), providerEnv+"=1"), Log: &log,
+	}
+	// The put log of an earlier soak in the same directory: Put ids start
+	// at 1 again, so it must not count.
+	if err := os.WriteFile(filepath.Join(o.Dir, "p1.puts"), []byte("1\n2\n3\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	r, err := Run(context.Background(), o)
 	if err != nil {
