@@ -6,6 +6,7 @@
 #	./run.sh -quick                   # smoke run, ~7 s, output in results/quick
 #	./run.sh -impls yrpc,grpc -c 64   # some peers, one concurrency
 #	./run.sh -repeats 3 -out /tmp/r   # more repeats, results elsewhere
+#	./run.sh curves                   # the cost curves instead (bench curves), ~25 minutes
 #
 # yrpc is included when the module builds with -tags yrpc (the generated
 # package github.com/yrpc/yrpc/examples/hello/hellorpc and the runtime);
@@ -19,5 +20,9 @@ else
 	echo "run.sh: yrpc does not build; running without it. bin/yrpc-build.log says:" >&2
 	head -n 5 bin/yrpc-build.log >&2
 	go build -o bin/bench .
+fi
+if [ "${1:-}" = curves ]; then
+	shift
+	exec bin/bench curves "$@"
 fi
 exec bin/bench run "$@"
