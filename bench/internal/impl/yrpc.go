@@ -23,8 +23,9 @@ import (
 // with the default options; plaintext with rt.WithRequestReuse(true) on
 // the server (yrpc-reuse); plaintext with the client decoding into a
 // response message of each worker's, reused call after call, through the
-// generated SayInto (yrpc-into); plaintext with lz4 compression (an Extra
-// variant for the cost curves); and over TLS (rt.WithTLS on both sides).
+// generated SayInto (yrpc-into); plaintext with lz4 compression, and
+// without the spin-wait of lone calls (rt.WithSpinWait(0) on both sides),
+// Extra variants run when named; and over TLS (rt.WithTLS on both sides).
 func extra() (plain, secure []*Impl) {
 	label := "yrpc " + moduleVersion("github.com/yrpc/yrpc")
 	lz4 := yrpcConfig{compress: yrpcLZ4Threshold}
@@ -36,6 +37,8 @@ func extra() (plain, secure []*Impl) {
 				Serve: serveYRPC(yrpcConfig{}), Dial: dialYRPC(yrpcConfig{into: true})},
 			{Name: "yrpc-lz4", Label: fmt.Sprintf("%s + lz4 ≥ %d B", label, yrpcLZ4Threshold), Extra: true, Balanced: true,
 				Serve: serveYRPC(lz4), Dial: dialYRPC(lz4)},
+			{Name: "yrpc-nospin", Label: label + " + WithSpinWait(0)", Extra: true, Balanced: true,
+				Serve: serveYRPC(yrpcConfig{noSpin: true}), Dial: dialYRPC(yrpcConfig{noSpin: true})},
 		},
 		[]*Impl{{Name: "yrpc-tls", Label: label + " + TLS", TLS: true, Balanced: true, Serve: serveYRPC(yrpcConfig{}), Dial: dialYRPC(yrpcConfig{})}}
 }
@@ -45,6 +48,7 @@ type yrpcConfig struct {
 	compress int  // compress bodies of at least this many bytes (0: off), both sides
 	reuse    bool // the server reuses request messages (rt.WithRequestReuse)
 	into     bool // the client decodes into a response of each worker's (SayInto)
+	noSpin   bool // no spin-wait on either side (rt.WithSpinWait(0))
 }
 
 // yrpcLZ4Threshold is the compression threshold of yrpc-lz4, on both
@@ -82,6 +86,9 @@ func serveYRPC(yc yrpcConfig) func(context.Context, net.Listener, Options) error
 			// of it.
 			opts = append(opts, rt.WithRequestReuse(true))
 		}
+		if yc.noSpin {
+			opts = append(opts, rt.WithSpinWait(0))
+		}
 		srv := rt.NewServer(opts...)
 		hellorpc.RegisterHello(srv, yrpcHello{})
 		return serveUntil(ctx, func() error { return srv.Serve(context.WithoutCancel(ctx), lis) }, func() {
@@ -116,6 +123,9 @@ func dialYRPC(yc yrpcConfig) func(context.Context, string, Options) (harness.Cli
 		}
 		if yc.compress > 0 {
 			opts = append(opts, rt.WithCompression(yc.compress))
+		}
+		if yc.noSpin {
+			opts = append(opts, rt.WithSpinWait(0))
 		}
 		cli, err := rt.NewClient(opts...)
 		if err != nil {
