@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/yrpc/yrpc/examples/tour/tourrpc"
+	"github.com/yrpc/yrpc/internal/freeze"
 	"github.com/yrpc/yrpc/rt"
 )
 
@@ -47,9 +48,9 @@ const (
 type load struct {
 	start      time.Time
 	gets, puts atomic.Int64
-	behind     atomic.Int64 // calls the pacer could not hand out: the workers were all busy
-	stallMax   atomic.Int64 // longest time this process went unscheduled, in ns
-	freezes    []Freeze     // from minFreeze on; guarded by mu
+	behind     atomic.Int64    // calls the pacer could not hand out: the workers were all busy
+	frz        *freeze.Watcher // this process's freezes; nil in tests
+	freezes    []Freeze        // from minFreeze on, taken from frz by counts; guarded by mu
 
 	mu       sync.Mutex
 	getFail  map[string]int // by code
@@ -73,7 +74,8 @@ type loadOptions struct {
 // startLoad starts the workers, the pacer and the stall watcher.
 func startLoad(store *tourrpc.StoreClient, o loadOptions) *load {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &load{start: time.Now(), getFail: map[string]int{}, putFail: map[string]int{}, cancel: cancel}
+	l := &load{start: time.Now(), getFail: map[string]int{}, putFail: map[string]int{}, cancel: cancel,
+		frz: freeze.New(minFreeze, maxFreezes)}
 	var opts []rt.CallOption
 	if o.timeout > 0 {
 		opts = append(opts, rt.WithCallTimeout(o.timeout))
@@ -81,7 +83,10 @@ func startLoad(store *tourrpc.StoreClient, o loadOptions) *load {
 	tokens := make(chan struct{}, o.workers)
 	l.wg.Add(2 + o.workers)
 	go l.pace(ctx, tokens, o.rate)
-	go l.watchStalls(ctx)
+	go func() {
+		defer l.wg.Done()
+		l.frz.Run(ctx)
+	}()
 	for w := range o.workers {
 		go func() {
 			defer l.wg.Done()
@@ -133,39 +138,6 @@ func (l *load) pace(ctx context.Context, tokens chan<- struct{}, rate int) {
 			default:
 				l.behind.Add(1)
 			}
-		}
-	}
-}
-
-// stallTick is the period of watchStalls' ticker.
-const stallTick = 5 * time.Millisecond
-
-// watchStalls records the longest time beyond stallTick that the process
-// went without running its ticker goroutine, and every such freeze from
-// minFreeze on with its time: freezes of the host (or of this process),
-// which a call with a short timeout cannot survive whatever yrpc does.
-func (l *load) watchStalls(ctx context.Context) {
-	defer l.wg.Done()
-	tick := time.NewTicker(stallTick)
-	defer tick.Stop()
-	last := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-tick.C:
-			gap := now.Sub(last) - stallTick
-			if int64(gap) > l.stallMax.Load() {
-				l.stallMax.Store(int64(gap))
-			}
-			if gap >= minFreeze {
-				l.mu.Lock()
-				if len(l.freezes) < maxFreezes {
-					l.freezes = append(l.freezes, Freeze{At: now.Sub(l.start).Seconds(), MS: float64(gap) / 1e6})
-				}
-				l.mu.Unlock()
-			}
-			last = now
 		}
 	}
 }
@@ -229,6 +201,12 @@ func (l *load) acked() []int64 {
 func (l *load) counts() (getFail, putFail map[string]int, failures []Failure, freezes []Freeze) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.frz != nil {
+		l.freezes = l.freezes[:0]
+		for _, f := range l.frz.Freezes() {
+			l.freezes = append(l.freezes, Freeze{At: f.At.Seconds(), MS: float64(f.Len) / 1e6})
+		}
+	}
 	return maps.Clone(l.getFail), maps.Clone(l.putFail), slices.Clone(l.failures), slices.Clone(l.freezes)
 }
 

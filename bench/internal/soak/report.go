@@ -98,7 +98,9 @@ func (r *Report) finish(l *load, dir string, timeouts map[string]time.Duration) 
 		r.Failures[i].FreezeMS = longestFreeze(r.Freezes, f.At, timeouts[f.Method].Seconds())
 	}
 	r.Behind = l.behind.Load()
-	r.StallMaxMS = float64(l.stallMax.Load()) / 1e6
+	if l.frz != nil {
+		r.StallMaxMS = float64(l.frz.Longest()) / 1e6
+	}
 	seen, err := readPutLogs(dir)
 	if err != nil {
 		return err

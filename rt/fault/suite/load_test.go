@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/yrpc/yrpc/examples/tour/tourrpc"
+	"github.com/yrpc/yrpc/internal/freeze"
 	"github.com/yrpc/yrpc/rt"
 )
 
@@ -41,9 +42,9 @@ type load struct {
 	idBase                  int64
 	putOK                   []uint64 // bit id-idBase-1: acknowledged (a bitset keeps the soak's heap flat)
 	lastErr                 string
-	stallMax                atomic.Int64 // longest freeze of this process seen (see watchStalls)
-	served                  sync.Map     // provider name -> *atomic.Int64
-	mark, firstOK, lastFail atomic.Int64 // unix nanos
+	freezes                 *freeze.Watcher // the longest freeze of this process (see package freeze)
+	served                  sync.Map        // provider name -> *atomic.Int64
+	mark, firstOK, lastFail atomic.Int64    // unix nanos
 	nextID                  atomic.Int64
 	cancel                  context.CancelFunc
 	wg                      sync.WaitGroup
@@ -57,7 +58,7 @@ func startLoad(k *consumer, o loadOpts) *load {
 		o.putEvery = 8
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &load{start: time.Now(), putFail: map[rt.Code]int{}, cancel: cancel}
+	l := &load{start: time.Now(), putFail: map[rt.Code]int{}, cancel: cancel, freezes: freeze.New(0, 0)}
 	l.idBase = o.idBase
 	l.nextID.Store(o.idBase)
 	var opts []rt.CallOption
@@ -65,7 +66,10 @@ func startLoad(k *consumer, o loadOpts) *load {
 		opts = append(opts, rt.WithCallTimeout(o.timeout))
 	}
 	l.wg.Add(1)
-	go l.watchStalls(ctx)
+	go func() {
+		defer l.wg.Done()
+		l.freezes.Run(ctx)
+	}()
 	for w := range o.workers {
 		l.wg.Add(1)
 		go func() {
@@ -132,34 +136,6 @@ func (l *load) done(ctx context.Context, put, inject bool, id int64, e *tourrpc.
 		l.putFail[rt.CodeOf(err)]++
 	} else {
 		l.getFail.Add(1)
-	}
-}
-
-// stallTick is the period of watchStalls' ticker.
-const stallTick = 5 * time.Millisecond
-
-// watchStalls records in stallMax the longest time beyond stallTick that
-// this process went without running its ticker goroutine while the load
-// runs: a measure of freezes (on a loaded two-core machine every process
-// on the host has been seen to stop for most of a second at once), which
-// calls of a short timeout cannot survive whatever the code under test
-// does.
-func (l *load) watchStalls(ctx context.Context) {
-	defer l.wg.Done()
-	tick := time.NewTicker(stallTick)
-	defer tick.Stop()
-	last := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		now := time.Now()
-		if gap := int64(now.Sub(last) - stallTick); gap > l.stallMax.Load() {
-			l.stallMax.Store(gap)
-		}
-		last = now
 	}
 }
 
@@ -260,5 +236,5 @@ func figures(t *testing.T, scenario string, l *load, dups int, extra ...string) 
 	_, pf := l.putFailures()
 	t.Logf("FIGURES scenario=%s calls=%d gets=%d puts=%d get_fail=%d put_fail=%s dup_puts=%d stall_max=%s %s",
 		scenario, l.calls(), l.gets.Load(), l.puts.Load(), l.getFail.Load(), pf, dups,
-		ms(time.Duration(l.stallMax.Load())), strings.Join(extra, " "))
+		ms(l.freezes.Longest()), strings.Join(extra, " "))
 }
