@@ -47,16 +47,12 @@ type drpcClient struct {
 }
 
 func dialDRPC(ctx context.Context, addr string, c int, _ *tls.Config) (harness.Client, error) {
-	d := &drpcClient{reqs: requests(c)}
-	var dialer net.Dialer
-	for range len(d.reqs) {
-		raw, err := dialer.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			_ = d.Close()
-			return nil, err
-		}
-		conn := drpcconn.New(raw)
-		d.conns = append(d.conns, conn)
+	conns, err := dialDRPCConns(ctx, addr, c)
+	if err != nil {
+		return nil, err
+	}
+	d := &drpcClient{conns: conns, reqs: requests(c)}
+	for _, conn := range conns {
 		d.hcs = append(d.hcs, benchpb.NewDRPCHelloClient(conn))
 	}
 	return d, nil

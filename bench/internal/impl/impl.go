@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
-	"slices"
 
 	"github.com/yrpc/yrpc/bench/internal/harness"
 )
@@ -52,9 +51,9 @@ func Names() []string {
 	return names
 }
 
-// Lookup returns the implementation called name.
+// Lookup returns the implementation called name, of All or Grouped.
 func Lookup(name string) (*Impl, error) {
-	for _, im := range All() {
+	for _, im := range append(All(), Grouped()...) {
 		if im.Name == name {
 			return im, nil
 		}
@@ -62,5 +61,9 @@ func Lookup(name string) (*Impl, error) {
 	return nil, fmt.Errorf("impl: unknown implementation %q (have %v)", name, Names())
 }
 
-// Has reports whether an implementation called name is compiled in.
-func Has(name string) bool { return slices.Contains(Names(), name) }
+// Has reports whether an implementation called name (of All or Grouped)
+// is compiled in.
+func Has(name string) bool {
+	_, err := Lookup(name)
+	return err == nil
+}

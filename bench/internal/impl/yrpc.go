@@ -61,6 +61,11 @@ func serveYRPCWith(ctx context.Context, lis net.Listener, cfg *tls.Config, opts 
 	}
 	srv := rt.NewServer(opts...)
 	hellorpc.RegisterHello(srv, yrpcHello{})
+	return serveYRPCServer(ctx, srv, lis)
+}
+
+// serveYRPCServer serves srv on lis until ctx ends, then shuts it down.
+func serveYRPCServer(ctx context.Context, srv *rt.Server, lis net.Listener) error {
 	return serveUntil(ctx, func() error { return srv.Serve(context.WithoutCancel(ctx), lis) }, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), yrpcShutdown)
 		defer cancel()
