@@ -25,7 +25,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bench run|server|client|report|certs [flags] (see go doc)")
+		return fmt.Errorf("usage: bench run|streams|grpcserver|server|client|report|certs [flags] (see go doc)")
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "run":
@@ -36,6 +36,10 @@ func run(ctx context.Context, args []string) error {
 	case "client":
 		defer profile(cmd)()
 		return runner.Client(ctx, rest, os.Stdin, os.Stdout)
+	case "streams": // issue 14: "run" with the stream rows
+		return runner.Streams(ctx, rest, os.Stdout, os.Stderr)
+	case "grpcserver": // issue 15: "run" with gRPC-Go's client on both servers
+		return runner.GRPCServer(ctx, rest, os.Stdout, os.Stderr)
 	case "report":
 		return runner.Report(rest, os.Stdout)
 	case "certs":
@@ -47,7 +51,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return certs.Generate(rest[0])
 	default:
-		return fmt.Errorf("unknown command %q; want run, server, client, report or certs", cmd)
+		return fmt.Errorf("unknown command %q; want run, streams, grpcserver, server, client, report or certs", cmd)
 	}
 }
 

@@ -23,6 +23,9 @@ type Impl struct {
 	// Dial are given the run's TLS configs (package certs); the others get
 	// nil and ignore it.
 	TLS bool
+	// Scale multiplies the run's counted calls for this implementation
+	// (0 means 1): a streamed message costs far less than a round trip.
+	Scale int
 	// Serve serves the workload on lis until ctx ends, then stops, closes
 	// lis and returns nil (or the error that stopped it earlier).
 	Serve func(ctx context.Context, lis net.Listener, cfg *tls.Config) error

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,9 +30,8 @@ import (
 //   - native/NAME: yrpc's own protocol, with and without the gRPC endpoint
 //     on the same port.
 //
-// FeedScale is how many more counted calls (messages) a feed row makes
-// than the run's -n1 or -n: a streamed message costs far less than a
-// round trip.
+// FeedScale is the Scale of the feed rows: they count five times as many
+// messages as the run's -n1 or -n.
 const FeedScale = 5
 
 // Grouped returns the grouped implementations compiled in: the feed and
@@ -46,7 +46,13 @@ func Grouped() []*Impl {
 	all = append(all, grpcEchoImpl(), drpcEchoImpl())
 	all = append(all, &Impl{Name: "grpcc/grpc", Label: "gRPC-Go " + moduleVersion("google.golang.org/grpc") + " client → gRPC-Go server",
 		Serve: serveGRPC, Dial: dialGRPC})
-	return append(all, yOthers...)
+	all = append(all, yOthers...)
+	for _, im := range all {
+		if strings.HasPrefix(im.Name, "feed/") {
+			im.Scale = FeedScale
+		}
+	}
+	return all
 }
 
 // recver receives the messages of a stream.

@@ -99,14 +99,17 @@ func WriteMarkdown(w io.Writer, f *File) error {
 // Compare returns, for each c, yrpc's calls/s and latency against the best
 // peer (reference lines left out) and against each reference line; then,
 // when TLS rows were measured, yrpc-tls against the best TLS peer, and
-// what TLS costs yrpc (yrpc-tls against yrpc, with CPU per call).
+// what TLS costs yrpc (yrpc-tls against yrpc, with CPU per call); then
+// the grouped rows (GROUP/IMPL) within their groups.
 func Compare(sum []Result) []string {
 	var lines []string
 	for _, c := range concs(sum) {
-		var plain, secure []Result
+		var plain, secure, groups []Result
 		for _, r := range sum {
 			switch {
 			case r.C != c:
+			case grouped(r.Impl):
+				groups = append(groups, r)
 			case r.TLS:
 				secure = append(secure, r)
 			default:
@@ -115,6 +118,7 @@ func Compare(sum []Result) []string {
 		}
 		lines = append(lines, compareWith(c, YRPC, "peer", plain)...)
 		lines = append(lines, compareWith(c, YRPCTLS, "TLS peer", secure)...)
+		lines = append(lines, compareGroups(c, groups)...)
 		y, yt := find(plain, YRPC), find(secure, YRPCTLS)
 		if y != nil && yt != nil {
 			lines = append(lines, fmt.Sprintf("c=%d: yrpc with TLS vs without: calls/s %s, p50 %s (%s vs %s µs), p99 %s; CPU µs per call: client %s → %s, server %s → %s",

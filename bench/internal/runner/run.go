@@ -171,7 +171,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			// runs first or last.
 			for i := range cfg.impls {
 				e := cfg.impls[(i+rep)%len(cfg.impls)]
-				r := measure(ctx, cfg, e, c, n, rep+1)
+				r := measure(ctx, cfg, e, c, n*max(e.im.Scale, 1), rep+1)
 				f.Results = append(f.Results, r)
 				fmt.Fprintf(stderr, "repeat %d/%d c=%-3d %-13s %9s calls/s  p50 %8.1fµs  p99 %9.1fµs  allocs cli %5.1f srv %5.1f  CPU µs cli %5.1f srv %5.1f  errors %d %s\n",
 					rep+1, cfg.repeats, c, e.name, report.Thousands(r.CallsPerSec), r.P50, r.P99,
