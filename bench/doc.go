@@ -6,13 +6,17 @@
 // Usage:
 //
 //	bench run [-quick] [-impls grpc,rpcx,...] [-c 1,64,256] [-n1 40000] [-n 150000] [-repeats 2] [-out results]
+//	bench streams [run flags]      (run: feed/* and echo/* at c=1,64, results/streams)
+//	bench grpcserver [run flags]   (run: grpcc/* and native/* at c=1,64,256, results/grpcserver)
 //	bench server -impl NAME [-addr 127.0.0.1:0] [-certs DIR]
 //	bench client -impl NAME -addr HOST:PORT [-c 1] [-n 1000] [-warmup 0] [-certs DIR]
 //	bench report [-in results/results.json] [-out results]
 //	bench certs DIR
 //
 // "bench run" starts a server and a client process per measurement itself;
-// "server" and "client" are those processes; "report" renders the tables
+// "streams" and "grpcserver" are "bench run" with the rows of the stream
+// benchmark and of the gRPC endpoint benchmark (README.md); "server" and
+// "client" are the processes they start; "report" renders the tables
 // and the chart again from a results.json; "certs" writes a set of
 // certificates for the TLS implementations (yrpc-tls, grpc-tls), which
 // "bench run" makes by itself for each run. run.sh builds the binary (with

@@ -11,5 +11,7 @@
 // worker (the round-trip floor) and a pipelined echo on one connection
 // (the throughput ceiling). The yrpc adapter is built only with the "yrpc"
 // build tag. yrpc-tls and grpc-tls are yrpc and gRPC over mutual TLS, with
-// the configs that the runner gives them (package certs).
+// the configs that the runner gives them (package certs). Grouped returns
+// the rows of the stream benchmark (feed/*, echo/*) and of the gRPC
+// endpoint benchmark (grpcc/*, native/*), compared within their groups.
 package impl

@@ -18,7 +18,7 @@ func grouped(impl string) bool { return strings.Contains(impl, "/") }
 
 // compareGroups returns, for each group of rows (all of concurrency c),
 // GROUP/yrpc against every other row of the group, the best (by calls/s)
-// first: calls/s, p50, and each process's CPU time and allocations per
+// first and so marked when there are several: calls/s, p50, and each process's CPU time and allocations per
 // call with their ratios.
 func compareGroups(c int, rows []Result) []string {
 	var groups []string
@@ -46,7 +46,7 @@ func compareGroups(c int, rows []Result) []string {
 		slices.SortStableFunc(others, func(a, b Result) int { return cmp.Compare(b.CallsPerSec, a.CallsPerSec) })
 		for i, r := range others {
 			best := ""
-			if i == 0 {
+			if i == 0 && len(others) > 1 {
 				best = " (the best)"
 			}
 			_, name, _ := strings.Cut(r.Impl, "/")
@@ -59,13 +59,17 @@ func compareGroups(c int, rows []Result) []string {
 	return lines
 }
 
-// versus formats "a vs b (a/b×)" with one decimal, two below 1.
+// versus formats "a vs b (a/b×)" with one decimal, two below 1; without
+// the ratio when b is under 0.05, where it means nothing.
 func versus(a, b float64) string {
 	f := func(v float64) string {
 		if v < 1 {
 			return strconv.FormatFloat(v, 'f', 2, 64)
 		}
 		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	if b < 0.05 {
+		return f(a) + " vs " + f(b)
 	}
 	return fmt.Sprintf("%s vs %s (%s)", f(a), f(b), ratio(a, b))
 }
