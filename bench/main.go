@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
 
@@ -25,21 +26,23 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bench run|streams|grpcserver|server|client|report|certs [flags] (see go doc)")
+		return fmt.Errorf("usage: bench run|curves|streams|grpcserver|server|client|report|certs [flags] (see go doc)")
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "run":
 		return runner.Run(ctx, rest, os.Stdout, os.Stderr)
+	case "curves":
+		return runner.Curves(ctx, rest, os.Stdout, os.Stderr)
+	case "streams": // issue 14: "run" with the stream rows
+		return runner.Streams(ctx, rest, os.Stdout, os.Stderr)
+	case "grpcserver": // issue 15: "run" with gRPC-Go's client on both servers
+		return runner.GRPCServer(ctx, rest, os.Stdout, os.Stderr)
 	case "server":
 		defer profile(cmd)()
 		return runner.Server(ctx, rest, os.Stdin, os.Stdout)
 	case "client":
 		defer profile(cmd)()
 		return runner.Client(ctx, rest, os.Stdin, os.Stdout)
-	case "streams": // issue 14: "run" with the stream rows
-		return runner.Streams(ctx, rest, os.Stdout, os.Stderr)
-	case "grpcserver": // issue 15: "run" with gRPC-Go's client on both servers
-		return runner.GRPCServer(ctx, rest, os.Stdout, os.Stderr)
 	case "report":
 		return runner.Report(rest, os.Stdout)
 	case "certs":
@@ -51,14 +54,16 @@ func run(ctx context.Context, args []string) error {
 		}
 		return certs.Generate(rest[0])
 	default:
-		return fmt.Errorf("unknown command %q; want run, streams, grpcserver, server, client, report or certs", cmd)
+		return fmt.Errorf("unknown command %q; want run, curves, streams, grpcserver, server, client, report or certs", cmd)
 	}
 }
 
 // profile starts a CPU profile of this server or client process when
 // BENCH_PROFILE names a directory, and an execution trace when BENCH_TRACE
-// does; the files are named after the role and the process id. The
-// returned func stops them.
+// does; with BENCH_MEMPROFILE it writes an allocation profile (every
+// allocation sampled, .mprof; "go tool pprof -sample_index=alloc_space")
+// when the process ends. The files are named after the role and the
+// process id. The returned func stops them.
 func profile(role string) func() {
 	var stops []func()
 	name := func(dir, ext string) string {
@@ -83,6 +88,21 @@ func profile(role string) func() {
 		} else {
 			stops = append(stops, func() { trace.Stop(); f.Close() })
 		}
+	}
+	if dir := os.Getenv("BENCH_MEMPROFILE"); dir != "" {
+		runtime.MemProfileRate = 1
+		stops = append(stops, func() {
+			f, err := os.Create(name(dir, "mprof"))
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench: memory profile:", err)
+			}
+		})
 	}
 	return func() {
 		for _, stop := range stops {

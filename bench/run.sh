@@ -6,6 +6,7 @@
 #	./run.sh -quick                   # smoke run, ~7 s, output in results/quick
 #	./run.sh -impls yrpc,grpc -c 64   # some peers, one concurrency
 #	./run.sh -repeats 3 -out /tmp/r   # more repeats, results elsewhere
+#	./run.sh curves                   # the cost curves instead (bench curves), ~25 minutes
 #	./run.sh streams                  # issue 14: yrpc, gRPC-Go and drpc streams, results/streams
 #	./run.sh grpcserver               # issue 15: gRPC-Go's client on both servers, results/grpcserver
 #
@@ -24,6 +25,6 @@ else
 fi
 cmd=run
 case "${1:-}" in
-streams | grpcserver) cmd=$1 && shift ;;
+curves | streams | grpcserver) cmd=$1 && shift ;;
 esac
 exec bin/bench "$cmd" "$@"

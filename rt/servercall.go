@@ -3,6 +3,7 @@ package rt
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/yrpc/yrpc/rt/internal/conn"
@@ -272,7 +273,7 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode sock.
 			return wire.AppendFrame(b, &h, md, []byte(errorMessage(err)))
 		}, mode)
 	} else if c.comp && c.srv.o.compress > 0 && resp.Size() >= c.srv.o.compress {
-		body := resp.MarshalAppend(nil)
+		body := resp.MarshalAppend(make([]byte, 0, resp.Size()))
 		werr = c.w.Write(func(b []byte) []byte {
 			cz := c.srv.o.compressors.Get().(*wire.Compressor)
 			b = cz.AppendFrame(b, &h, md, body, c.srv.o.compress)
@@ -282,6 +283,8 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode sock.
 	} else {
 		size := resp.Size()
 		werr = c.w.Write(func(b []byte) []byte {
+			// Grown once: a large response is not grown append by append.
+			b = slices.Grow(b, wire.FrameSize(&h, md, size))
 			return resp.MarshalAppend(wire.AppendHeader(b, &h, md, size))
 		}, mode)
 	}

@@ -7,5 +7,6 @@
 // An implementation plugs in as a Client (one Call per request, safe for
 // concurrent use by distinct workers) or, for loads that are not
 // call-shaped such as a pipelined echo, as a Driver that runs the whole
-// phase itself.
+// phase itself. FanIn spreads the workers over several clients (the fan-in
+// of client connections).
 package harness

@@ -111,3 +111,25 @@ func spread(ctx context.Context, cl Client, c int, lat []time.Duration) (int, er
 	wg.Wait()
 	return int(errs.Load()), first
 }
+
+// FanIn is one Client made of several, each dialed for its share of the
+// workers (at least ceil(c/len(f)) each): worker w calls client w%len(f)
+// as that client's worker w/len(f). So c workers spread evenly over
+// len(f) clients, and through them over as many connections.
+type FanIn []Client
+
+// Call makes worker w's call through its client.
+func (f FanIn) Call(ctx context.Context, w int) error {
+	return f[w%len(f)].Call(ctx, w/len(f))
+}
+
+// Close closes every client and returns the first error.
+func (f FanIn) Close() error {
+	var first error
+	for _, c := range f {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

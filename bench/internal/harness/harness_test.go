@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -157,3 +158,37 @@ func BenchmarkRunOverhead(b *testing.B) {
 		})
 	}
 }
+
+// TestFanIn checks that FanIn spreads workers evenly and maps each to one
+// worker index of its client.
+func TestFanIn(t *testing.T) {
+	const n, c = 3, 7
+	var seen [n]map[int]bool
+	clients := make(FanIn, n)
+	for i := range clients {
+		seen[i] = map[int]bool{}
+		clients[i] = &recorder{seen: seen[i], id: i}
+	}
+	for w := range c {
+		if err := clients.Call(context.Background(), w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []map[int]bool{{0: true, 1: true, 2: true}, {0: true, 1: true}, {0: true, 1: true}}
+	for i := range seen {
+		if !maps.Equal(seen[i], want[i]) {
+			t.Errorf("client %d saw workers %v, want %v", i, seen[i], want[i])
+		}
+	}
+	if err := clients.Close(); err == nil || err.Error() != "closed 0" {
+		t.Errorf("Close = %v, want the first client's error", err)
+	}
+}
+
+type recorder struct {
+	seen map[int]bool
+	id   int
+}
+
+func (r *recorder) Call(_ context.Context, w int) error { r.seen[w] = true; return nil }
+func (r *recorder) Close() error                        { return fmt.Errorf("closed %d", r.id) }

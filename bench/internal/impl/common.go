@@ -6,19 +6,36 @@ import (
 	"net"
 	"runtime/debug"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/yrpc/yrpc/bench/benchpb"
 	"github.com/yrpc/yrpc/bench/internal/workload"
 )
 
-// requests returns one filled request per worker. Workers reuse theirs for
-// every call, so building requests is outside the measured calls for every
-// implementation alike.
-func requests(c int) []*benchpb.BenchmarkMessage {
-	reqs := make([]*benchpb.BenchmarkMessage, max(c, 1))
-	for i := range reqs {
-		reqs[i] = workload.NewRequest()
+// prepare checks that addr is one address (name's client takes no list)
+// and returns it with the workers' requests.
+func prepare(name, addr string, o Options) (string, []*benchpb.BenchmarkMessage, error) {
+	addr, err := oneAddr(name, addr)
+	if err != nil {
+		return "", nil, err
 	}
-	return reqs
+	reqs, err := requests(o)
+	return addr, reqs, err
+}
+
+// requests returns one filled request of o.Size bytes per worker. Workers
+// reuse theirs for every call, so building requests is outside the
+// measured calls for every implementation alike.
+func requests(o Options) ([]*benchpb.BenchmarkMessage, error) {
+	m, err := workload.NewSized(o.Size)
+	if err != nil {
+		return nil, err
+	}
+	reqs := make([]*benchpb.BenchmarkMessage, o.workers())
+	for i := range reqs {
+		reqs[i] = proto.CloneOf(m) // strings are shared, not copied
+	}
+	return reqs, nil
 }
 
 // serveUntil runs serve in a goroutine until ctx ends, then calls stop and

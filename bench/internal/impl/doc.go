@@ -11,7 +11,11 @@
 // worker (the round-trip floor) and a pipelined echo on one connection
 // (the throughput ceiling). The yrpc adapter is built only with the "yrpc"
 // build tag. yrpc-tls and grpc-tls are yrpc and gRPC over mutual TLS, with
-// the configs that the runner gives them (package certs). Grouped returns
-// the rows of the stream benchmark (feed/*, echo/*) and of the gRPC
-// endpoint benchmark (grpcc/*, native/*), compared within their groups.
+// the configs that the runner gives them (package certs); yrpc-lz4 is yrpc
+// with lz4 compression of bodies of 1 KiB and more on both sides, run only
+// when named (the cost curves). Every adapter moves requests of any size
+// (workload.NewSized); yrpc's client also balances over a list of
+// addresses. Grouped returns the rows of the stream benchmark (feed/*,
+// echo/*) and of the gRPC endpoint benchmark (grpcc/*, native/*), compared
+// within their groups.
 package impl

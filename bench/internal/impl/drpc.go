@@ -2,7 +2,6 @@ package impl
 
 import (
 	"context"
-	"crypto/tls"
 	"net"
 
 	"storj.io/drpc/drpcconn"
@@ -20,6 +19,8 @@ func drpcImpl() *Impl {
 		Label: "drpc " + moduleVersion("storj.io/drpc"),
 		Serve: serveDRPC,
 		Dial:  dialDRPC,
+		// A drpc connection carries one call at a time.
+		ConnPerWorker: true,
 	}
 }
 
@@ -29,7 +30,7 @@ func (drpcHello) Say(_ context.Context, req *benchpb.BenchmarkMessage) (*benchpb
 	return workload.Answer(req), nil
 }
 
-func serveDRPC(ctx context.Context, lis net.Listener, _ *tls.Config) error {
+func serveDRPC(ctx context.Context, lis net.Listener, _ Options) error {
 	mux := drpcmux.New()
 	if err := benchpb.DRPCRegisterHello(mux, drpcHello{}); err != nil {
 		return err
@@ -46,12 +47,16 @@ type drpcClient struct {
 	reqs  []*benchpb.BenchmarkMessage
 }
 
-func dialDRPC(ctx context.Context, addr string, c int, _ *tls.Config) (harness.Client, error) {
-	conns, err := dialDRPCConns(ctx, addr, c)
+func dialDRPC(ctx context.Context, addr string, o Options) (harness.Client, error) {
+	addr, reqs, err := prepare("drpc", addr, o)
 	if err != nil {
 		return nil, err
 	}
-	d := &drpcClient{conns: conns, reqs: requests(c)}
+	conns, err := dialDRPCConns(ctx, addr, len(reqs))
+	if err != nil {
+		return nil, err
+	}
+	d := &drpcClient{conns: conns, reqs: reqs}
 	for _, conn := range conns {
 		d.hcs = append(d.hcs, benchpb.NewDRPCHelloClient(conn))
 	}
@@ -63,7 +68,7 @@ func (d *drpcClient) Call(ctx context.Context, w int) error {
 	if err != nil {
 		return err
 	}
-	return workload.Check(resp)
+	return workload.Check(resp, d.reqs[w])
 }
 
 func (d *drpcClient) Close() error { return closeAll(d.conns) }

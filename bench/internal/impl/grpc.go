@@ -2,7 +2,6 @@ package impl
 
 import (
 	"context"
-	"crypto/tls"
 	"net"
 
 	"google.golang.org/grpc"
@@ -43,10 +42,10 @@ func grpcTLSImpl() *Impl {
 	}
 }
 
-func serveGRPC(ctx context.Context, lis net.Listener, cfg *tls.Config) error {
+func serveGRPC(ctx context.Context, lis net.Listener, o Options) error {
 	var opts []grpc.ServerOption
-	if cfg != nil {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
+	if o.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}
 	s := grpc.NewServer(opts...)
 	benchpb.RegisterHelloServer(s, grpcHello{})
@@ -59,16 +58,20 @@ type grpcClient struct {
 	reqs []*benchpb.BenchmarkMessage
 }
 
-func dialGRPC(_ context.Context, addr string, c int, cfg *tls.Config) (harness.Client, error) {
+func dialGRPC(_ context.Context, addr string, o Options) (harness.Client, error) {
+	addr, reqs, err := prepare("grpc", addr, o)
+	if err != nil {
+		return nil, err
+	}
 	creds := insecure.NewCredentials()
-	if cfg != nil {
-		creds = credentials.NewTLS(cfg)
+	if o.TLS != nil {
+		creds = credentials.NewTLS(o.TLS)
 	}
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return nil, err
 	}
-	return &grpcClient{conn: conn, hc: benchpb.NewHelloClient(conn), reqs: requests(c)}, nil
+	return &grpcClient{conn: conn, hc: benchpb.NewHelloClient(conn), reqs: reqs}, nil
 }
 
 func (g *grpcClient) Call(ctx context.Context, w int) error {
@@ -76,7 +79,7 @@ func (g *grpcClient) Call(ctx context.Context, w int) error {
 	if err != nil {
 		return err
 	}
-	return workload.Check(resp)
+	return workload.Check(resp, g.reqs[w])
 }
 
 func (g *grpcClient) Close() error { return g.conn.Close() }

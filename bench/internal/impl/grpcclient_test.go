@@ -36,21 +36,26 @@ func TestYRPCClientCallsGRPCGo(t *testing.T) {
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := hellorpc.NewHelloClient(cli).Say(ctx, newYRPCRequest())
+	reqs, err := yrpcRequests(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkYRPC(resp); err != nil {
+	req := reqs[0]
+	resp, err := hellorpc.NewHelloClient(cli).Say(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkYRPC(resp, req); err != nil {
 		t.Error(err)
 	}
-	_, err = hellorpc.NewHelloClient(cli).Say(ctx, newYRPCRequest(), rt.WithCallTimeout(time.Nanosecond))
+	_, err = hellorpc.NewHelloClient(cli).Say(ctx, req, rt.WithCallTimeout(time.Nanosecond))
 	if rt.CodeOf(err) != rt.DeadlineExceeded {
 		t.Errorf("spent deadline: %v", err)
 	}
 	nope := hellorpc.HelloServiceDesc
 	nope.Methods = append([]rt.MethodDesc(nil), nope.Methods...)
 	nope.Methods[0].FullName = "bench.Hello/Nope"
-	if err := cli.Invoke(ctx, &nope, 0, newYRPCRequest(), new(hellorpc.BenchmarkMessage)); rt.CodeOf(err) != rt.Unimplemented || !rt.IsRemote(err) {
+	if err := cli.Invoke(ctx, &nope, 0, req, new(hellorpc.BenchmarkMessage)); rt.CodeOf(err) != rt.Unimplemented || !rt.IsRemote(err) {
 		t.Errorf("unknown method: %v", err)
 	}
 }

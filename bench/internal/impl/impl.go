@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/yrpc/yrpc/bench/internal/harness"
 )
@@ -26,12 +27,40 @@ type Impl struct {
 	// Scale multiplies the run's counted calls for this implementation
 	// (0 means 1): a streamed message costs far less than a round trip.
 	Scale int
+	// Extra marks a variant that runs only when named (yrpc-lz4), not in
+	// the default list of Names.
+	Extra bool
+	// ConnPerWorker marks a client that opens a connection per worker
+	// (drpc, the TCP ping-pong): it cannot put c workers on fewer
+	// connections, so the fan-in curve leaves it out below c connections.
+	ConnPerWorker bool
+	// Balanced marks a client that takes a comma-separated list of
+	// addresses and balances calls over them (yrpc); the others take one.
+	Balanced bool
 	// Serve serves the workload on lis until ctx ends, then stops, closes
-	// lis and returns nil (or the error that stopped it earlier).
-	Serve func(ctx context.Context, lis net.Listener, cfg *tls.Config) error
-	// Dial connects to addr for c concurrent workers.
-	Dial func(ctx context.Context, addr string, c int, cfg *tls.Config) (harness.Client, error)
+	// lis and returns nil (or the error that stopped it earlier). It reads
+	// o.TLS and o.Size.
+	Serve func(ctx context.Context, lis net.Listener, o Options) error
+	// Dial connects to addr for o.C concurrent workers.
+	Dial func(ctx context.Context, addr string, o Options) (harness.Client, error)
 }
+
+// Options are the settings of one side of a measurement. The zero value
+// is the workload of README.md in plaintext for one worker.
+type Options struct {
+	// C is the number of concurrent workers of a client (Dial only);
+	// below 1 means 1.
+	C int
+	// Size is the encoded request size in bytes (workload.NewSized); 0
+	// means the workload's 581 bytes. Both sides must be given the same.
+	Size int
+	// TLS is this side's TLS config, for a TLS implementation; nil
+	// otherwise.
+	TLS *tls.Config
+}
+
+// workers returns o.C, at least 1.
+func (o Options) workers() int { return max(o.C, 1) }
 
 // All returns every implementation compiled in, in report order: yrpc (when
 // built with the "yrpc" tag), the peers, the reference lines, then the TLS
@@ -45,8 +74,20 @@ func All() []*Impl {
 	return append(all, grpcTLSImpl())
 }
 
-// Names returns the names of All, in order.
+// Names returns the names of All that run by default (not Extra), in
+// order.
 func Names() []string {
+	var names []string
+	for _, im := range All() {
+		if !im.Extra {
+			names = append(names, im.Name)
+		}
+	}
+	return names
+}
+
+// AllNames returns the names of All, Extra ones included, in order.
+func AllNames() []string {
 	var names []string
 	for _, im := range All() {
 		names = append(names, im.Name)
@@ -61,7 +102,7 @@ func Lookup(name string) (*Impl, error) {
 			return im, nil
 		}
 	}
-	return nil, fmt.Errorf("impl: unknown implementation %q (have %v)", name, Names())
+	return nil, fmt.Errorf("impl: unknown implementation %q (have %v)", name, AllNames())
 }
 
 // Has reports whether an implementation called name (of All or Grouped)
@@ -69,4 +110,13 @@ func Lookup(name string) (*Impl, error) {
 func Has(name string) bool {
 	_, err := Lookup(name)
 	return err == nil
+}
+
+// oneAddr returns addr, or an error naming the implementation when addr is
+// a list (only Balanced clients take one).
+func oneAddr(name, addr string) (string, error) {
+	if strings.Contains(addr, ",") {
+		return "", fmt.Errorf("impl: %s dials one address, not %q", name, addr)
+	}
+	return addr, nil
 }

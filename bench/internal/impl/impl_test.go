@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,10 +29,67 @@ func TestImpls(t *testing.T) {
 	for _, im := range All() {
 		t.Run(im.Name, func(t *testing.T) {
 			for _, c := range []int{1, 4} {
-				runImpl(t, im, c, 64, set)
+				runImpl(t, im, Options{C: c}, 64, set)
+			}
+			// The message-size curve's smallest and a large size.
+			for _, size := range []int{64, 300 << 10} {
+				runImpl(t, im, Options{C: 3, Size: size}, 9, set)
 			}
 		})
 	}
+}
+
+// TestAddrList checks that only Balanced clients (of All and Grouped)
+// take a list of addresses, and that they call through it.
+func TestAddrList(t *testing.T) {
+	for _, im := range append(All(), Grouped()...) {
+		if im.TLS {
+			continue
+		}
+		t.Run(im.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if !im.Balanced {
+				if cl, err := im.Dial(ctx, "127.0.0.1:1,127.0.0.1:2", Options{C: 2}); err == nil {
+					cl.Close()
+					t.Fatal("a list of addresses was accepted")
+				}
+				return
+			}
+			var addrs []string
+			for range 2 {
+				addrs = append(addrs, serveImpl(t, ctx, im, Options{}))
+			}
+			cl, err := im.Dial(ctx, strings.Join(addrs, ","), Options{C: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			if ph := harness.Run(ctx, cl, 2, 40); ph.Errors != 0 {
+				t.Fatalf("%d errors, first %v", ph.Errors, ph.FirstErr)
+			}
+		})
+	}
+}
+
+// serveImpl serves im on a loopback listener until the test ends and
+// returns its address.
+func serveImpl(t *testing.T, ctx context.Context, im *Impl, o Options) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- im.Serve(sctx, lis, o) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return lis.Addr().String()
 }
 
 // TestTLSImpls checks that the TLS implementations are the expected ones
@@ -61,9 +118,9 @@ func TestTLSImpls(t *testing.T) {
 			defer cancel()
 			sctx, stop := context.WithCancel(ctx)
 			served := make(chan error, 1)
-			go func() { served <- im.Serve(sctx, lis, set.Server()) }()
+			go func() { served <- im.Serve(sctx, lis, Options{TLS: set.Server()}) }()
 			defer func() { stop(); <-served }()
-			cl, err := im.Dial(ctx, lis.Addr().String(), 1, nil)
+			cl, err := im.Dial(ctx, lis.Addr().String(), Options{C: 1})
 			if err != nil {
 				return // refused at once
 			}
@@ -82,11 +139,11 @@ func TestTLSImpls(t *testing.T) {
 	}
 }
 
-func runImpl(t *testing.T, im *Impl, c, n int, set *certs.Set) {
+func runImpl(t *testing.T, im *Impl, o Options, n int, set *certs.Set) {
 	t.Helper()
-	var srvCfg, cliCfg *tls.Config
+	srv := o
 	if im.TLS {
-		srvCfg, cliCfg = set.Server(), set.Client()
+		srv.TLS, o.TLS = set.Server(), set.Client()
 	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -96,14 +153,14 @@ func runImpl(t *testing.T, im *Impl, c, n int, set *certs.Set) {
 	defer cancel()
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- im.Serve(sctx, lis, srvCfg) }()
+	go func() { served <- im.Serve(sctx, lis, srv) }()
 
-	cl, err := im.Dial(ctx, lis.Addr().String(), c, cliCfg)
+	cl, err := im.Dial(ctx, lis.Addr().String(), o)
 	if err != nil {
 		stop()
 		t.Fatalf("dial: %v", err)
 	}
-	ph := harness.Run(ctx, cl, c, n)
+	ph := harness.Run(ctx, cl, o.C, n)
 	if err := cl.Close(); err != nil {
 		t.Errorf("close: %v", err)
 	}
@@ -112,15 +169,15 @@ func runImpl(t *testing.T, im *Impl, c, n int, set *certs.Set) {
 		t.Errorf("serve: %v", err)
 	}
 	if ph.Errors != 0 || ph.FirstErr != nil {
-		t.Fatalf("c=%d: %d errors, first %v", c, ph.Errors, ph.FirstErr)
+		t.Fatalf("%+v: %d errors, first %v", o, ph.Errors, ph.FirstErr)
 	}
 	if len(ph.Lat) != n || ph.Lat[0] <= 0 {
-		t.Fatalf("c=%d: latencies not recorded: len %d, min %v", c, len(ph.Lat), ph.Lat[0])
+		t.Fatalf("%+v: latencies not recorded: len %d, min %v", o, len(ph.Lat), ph.Lat[0])
 	}
 }
 
 func TestLookup(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range AllNames() {
 		im, err := Lookup(name)
 		if err != nil || im.Name != name {
 			t.Errorf("Lookup(%q) = %v, %v", name, im, err)
@@ -154,7 +211,10 @@ func TestReadFrame(t *testing.T) {
 }
 
 func FuzzReadFrame(f *testing.F) {
-	req, reply := rawPayloads()
+	req, reply, err := rawPayloads(0)
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Add(req)
 	f.Add(reply)
 	f.Add(appendFrame(appendFrame(nil, []byte("a")), []byte("bc")))

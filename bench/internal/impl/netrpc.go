@@ -2,7 +2,6 @@ package impl
 
 import (
 	"context"
-	"crypto/tls"
 	"net"
 	"net/rpc"
 	"runtime"
@@ -32,7 +31,7 @@ func (NetRPCHello) Say(req, reply *benchpb.BenchmarkMessage) error {
 	return nil
 }
 
-func serveNetRPC(ctx context.Context, lis net.Listener, _ *tls.Config) error {
+func serveNetRPC(ctx context.Context, lis net.Listener, _ Options) error {
 	s := rpc.NewServer()
 	if err := s.RegisterName("Hello", NetRPCHello{}); err != nil {
 		return err
@@ -46,12 +45,16 @@ type netrpcClient struct {
 	reqs []*benchpb.BenchmarkMessage
 }
 
-func dialNetRPC(_ context.Context, addr string, c int, _ *tls.Config) (harness.Client, error) {
+func dialNetRPC(_ context.Context, addr string, o Options) (harness.Client, error) {
+	addr, reqs, err := prepare("netrpc", addr, o)
+	if err != nil {
+		return nil, err
+	}
 	cl, err := rpc.Dial("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	return &netrpcClient{c: cl, reqs: requests(c)}, nil
+	return &netrpcClient{c: cl, reqs: reqs}, nil
 }
 
 // Call uses rpc.Client.Call, which has no context: the way net/rpc is used.
@@ -60,7 +63,7 @@ func (n *netrpcClient) Call(_ context.Context, w int) error {
 	if err := n.c.Call("Hello.Say", n.reqs[w], resp); err != nil {
 		return err
 	}
-	return workload.Check(resp)
+	return workload.Check(resp, n.reqs[w])
 }
 
 func (n *netrpcClient) Close() error { return n.c.Close() }

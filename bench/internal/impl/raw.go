@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -37,6 +36,8 @@ func pingPongImpl() *Impl {
 		Ref:   true,
 		Serve: serveEcho,
 		Dial:  dialPingPong,
+		// One connection per worker: the round-trip floor of each.
+		ConnPerWorker: true,
 	}
 }
 
@@ -50,19 +51,27 @@ func pipelineImpl() *Impl {
 	}
 }
 
-// rawPayloads returns the framed request and reply: the protobuf encodings
-// of the workload's messages.
-func rawPayloads() (req, reply []byte) {
-	reqMsg, err := proto.Marshal(workload.NewRequest())
+// rawPayloads returns the framed request and reply of size bytes
+// (workload.NewSized): the protobuf encodings of the workload's messages.
+func rawPayloads(size int) (req, reply []byte, err error) {
+	m, err := workload.NewSized(size)
 	if err != nil {
-		panic(err) // a filled message always marshals
+		return nil, nil, err
 	}
-	repMsg, err := proto.Marshal(workload.Answer(workload.NewRequest()))
+	reqMsg, err := proto.Marshal(m)
 	if err != nil {
-		panic(err)
+		return nil, nil, err
 	}
-	return appendFrame(nil, reqMsg), appendFrame(nil, repMsg)
+	repMsg, err := proto.Marshal(workload.Answer(m))
+	if err != nil {
+		return nil, nil, err
+	}
+	return appendFrame(nil, reqMsg), appendFrame(nil, repMsg), nil
 }
+
+// frameBuf returns a buffer for reading frames of up to n payload bytes:
+// at least maxFrame.
+func frameBuf(n int) []byte { return make([]byte, max(n, maxFrame)) }
 
 // appendFrame appends p as one frame to b.
 func appendFrame(b, p []byte) []byte {
@@ -88,13 +97,16 @@ func readFrame(r io.Reader, buf []byte) ([]byte, error) {
 
 // serveEcho answers every request frame with the reply frame, flushing
 // only when no more input is buffered.
-func serveEcho(ctx context.Context, lis net.Listener, _ *tls.Config) error {
-	reqFrame, replyFrame := rawPayloads()
+func serveEcho(ctx context.Context, lis net.Listener, o Options) error {
+	reqFrame, replyFrame, err := rawPayloads(o.Size)
+	if err != nil {
+		return err
+	}
 	want := reqFrame[frameHeader:]
 	return serveTCP(ctx, lis, func(conn net.Conn) {
 		br := bufio.NewReaderSize(conn, rawBufSize)
 		bw := bufio.NewWriterSize(conn, rawBufSize)
-		buf := make([]byte, maxFrame)
+		buf := frameBuf(len(want))
 		for {
 			p, err := readFrame(br, buf)
 			if err != nil || len(p) != len(want) {
@@ -170,11 +182,18 @@ type pingPong struct {
 	want     []byte
 }
 
-func dialPingPong(ctx context.Context, addr string, c int, _ *tls.Config) (harness.Client, error) {
-	reqFrame, replyFrame := rawPayloads()
+func dialPingPong(ctx context.Context, addr string, o Options) (harness.Client, error) {
+	addr, err := oneAddr("tcp-pingpong", addr)
+	if err != nil {
+		return nil, err
+	}
+	reqFrame, replyFrame, err := rawPayloads(o.Size)
+	if err != nil {
+		return nil, err
+	}
 	pp := &pingPong{reqFrame: reqFrame, want: replyFrame[frameHeader:]}
 	var dialer net.Dialer
-	for range max(c, 1) {
+	for range o.workers() {
 		conn, err := dialer.DialContext(ctx, "tcp", addr)
 		if err != nil {
 			_ = pp.Close()
@@ -182,7 +201,7 @@ func dialPingPong(ctx context.Context, addr string, c int, _ *tls.Config) (harne
 		}
 		pp.conns = append(pp.conns, conn)
 		pp.readers = append(pp.readers, bufio.NewReaderSize(conn, 4<<10))
-		pp.bufs = append(pp.bufs, make([]byte, maxFrame))
+		pp.bufs = append(pp.bufs, frameBuf(len(pp.want)))
 	}
 	return pp, nil
 }
@@ -213,8 +232,15 @@ type pipeline struct {
 	want     []byte
 }
 
-func dialPipeline(ctx context.Context, addr string, _ int, _ *tls.Config) (harness.Client, error) {
-	reqFrame, replyFrame := rawPayloads()
+func dialPipeline(ctx context.Context, addr string, o Options) (harness.Client, error) {
+	addr, err := oneAddr("tcp-pipeline", addr)
+	if err != nil {
+		return nil, err
+	}
+	reqFrame, replyFrame, err := rawPayloads(o.Size)
+	if err != nil {
+		return nil, err
+	}
 	var dialer net.Dialer
 	conn, err := dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -245,7 +271,7 @@ func (p *pipeline) Drive(ctx context.Context, c int, lat []time.Duration) (int, 
 	}()
 
 	br := bufio.NewReaderSize(p.conn, rawBufSize)
-	buf := make([]byte, maxFrame)
+	buf := frameBuf(len(p.want))
 	var err error
 	done := 0
 	for ; done < n; done++ {

@@ -2,7 +2,6 @@ package impl
 
 import (
 	"context"
-	"crypto/tls"
 	"net"
 
 	"github.com/smallnest/rpcx/client"
@@ -33,7 +32,7 @@ func (RPCXHello) Say(_ context.Context, req, reply *benchpb.BenchmarkMessage) er
 	return nil
 }
 
-func serveRPCX(ctx context.Context, lis net.Listener, _ *tls.Config) error {
+func serveRPCX(ctx context.Context, lis net.Listener, _ Options) error {
 	s := server.NewServer()
 	if err := s.RegisterName("Hello", RPCXHello{}, ""); err != nil {
 		return err
@@ -46,7 +45,11 @@ type rpcxClient struct {
 	reqs []*benchpb.BenchmarkMessage
 }
 
-func dialRPCX(_ context.Context, addr string, c int, _ *tls.Config) (harness.Client, error) {
+func dialRPCX(_ context.Context, addr string, o Options) (harness.Client, error) {
+	addr, reqs, err := prepare("rpcx", addr, o)
+	if err != nil {
+		return nil, err
+	}
 	d, err := client.NewPeer2PeerDiscovery("tcp@"+addr, "")
 	if err != nil {
 		return nil, err
@@ -54,7 +57,7 @@ func dialRPCX(_ context.Context, addr string, c int, _ *tls.Config) (harness.Cli
 	opt := client.DefaultOption
 	opt.SerializeType = protocol.ProtoBuffer
 	xc := client.NewXClient("Hello", client.Failtry, client.RandomSelect, d, opt)
-	return &rpcxClient{xc: xc, reqs: requests(c)}, nil
+	return &rpcxClient{xc: xc, reqs: reqs}, nil
 }
 
 func (r *rpcxClient) Call(ctx context.Context, w int) error {
@@ -62,7 +65,7 @@ func (r *rpcxClient) Call(ctx context.Context, w int) error {
 	if err := r.xc.Call(ctx, "Say", r.reqs[w], resp); err != nil {
 		return err
 	}
-	return workload.Check(resp)
+	return workload.Check(resp, r.reqs[w])
 }
 
 func (r *rpcxClient) Close() error { return r.xc.Close() }

@@ -68,10 +68,12 @@ type bidi[M any] interface {
 }
 
 // feedClient drives a feed phase: c streams, opened by open on worker w's
-// connection and asking for n messages each, read to their end.
+// connection with worker w's request asking for n messages, read to their
+// end; check checks each message against the request.
 type feedClient[M any] struct {
+	reqs  []*M
 	open  func(ctx context.Context, w int, n int64) (recver[M], error)
-	check func(*M) error
+	check func(reply, req *M) error
 	close func() error
 }
 
@@ -128,7 +130,7 @@ func (f *feedClient[M]) stream(ctx context.Context, w int, lat []time.Duration) 
 	for i := range lat {
 		m, err := s.Recv()
 		if err == nil {
-			err = f.check(m)
+			err = f.check(m, f.reqs[w])
 		}
 		if err != nil {
 			return i, err
@@ -147,7 +149,7 @@ func (f *feedClient[M]) stream(ctx context.Context, w int, lat []time.Duration) 
 type echoClient[M any] struct {
 	streams []bidi[M]
 	reqs    []*M
-	check   func(*M) error
+	check   func(reply, req *M) error
 	cancel  context.CancelFunc // of the streams' context
 	close   func() error       // closes the connections
 }
@@ -161,7 +163,7 @@ func (e *echoClient[M]) Call(_ context.Context, w int) error {
 	if err != nil {
 		return err
 	}
-	return e.check(m)
+	return e.check(m, e.reqs[w])
 }
 
 // Close half-closes every stream, waits for the server to end it, then
@@ -185,11 +187,11 @@ func (e *echoClient[M]) Close() error {
 
 // dialEcho opens an echo stream per worker with open, which receives the
 // streams' context; close closes the connections. reqs are the workers'
-// requests.
-func dialEcho[M any](c int, reqs []*M, check func(*M) error, open func(ctx context.Context, w int) (bidi[M], error), close func() error) (harness.Client, error) {
+// requests, one per worker.
+func dialEcho[M any](reqs []*M, check func(reply, req *M) error, open func(ctx context.Context, w int) (bidi[M], error), close func() error) (harness.Client, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &echoClient[M]{reqs: reqs, check: check, cancel: cancel, close: close}
-	for w := range max(c, 1) {
+	for w := range reqs {
 		s, err := open(ctx, w)
 		if err != nil {
 			cancel()

@@ -2,7 +2,6 @@ package impl
 
 import (
 	"context"
-	"crypto/tls"
 	"net"
 
 	"google.golang.org/grpc"
@@ -31,24 +30,26 @@ func grpcEchoImpl() *Impl {
 }
 
 func drpcFeedImpl() *Impl {
-	return &Impl{Name: "feed/drpc", Label: "drpc " + moduleVersion("storj.io/drpc") + " server stream",
+	return &Impl{Name: "feed/drpc", Label: "drpc " + moduleVersion("storj.io/drpc") + " server stream", ConnPerWorker: true,
 		Serve: serveDRPCStreams, Dial: dialDRPCFeed}
 }
 
 func drpcEchoImpl() *Impl {
-	return &Impl{Name: "echo/drpc", Label: "drpc " + moduleVersion("storj.io/drpc") + " bidi stream",
+	return &Impl{Name: "echo/drpc", Label: "drpc " + moduleVersion("storj.io/drpc") + " bidi stream", ConnPerWorker: true,
 		Serve: serveDRPCStreams, Dial: dialDRPCEcho}
 }
 
-// benchReply is the message the feed servers send: the benchmark reply,
-// built once per server and only read.
-func benchReply() *benchpb.BenchmarkMessage { return workload.Answer(workload.NewRequest()) }
+// The feed streams' requests are the workers' requests of a call, with
+// the number of messages asked for in field22.
 
-// feedRequest asks for n messages in field22.
-func feedRequest(n int64) *benchpb.BenchmarkMessage {
-	req := workload.NewRequest()
-	req.Field22 = n
-	return req
+// feedReply is the message the feed servers send: the answer to a request
+// of o.Size bytes, built once per server and only read.
+func feedReply(o Options) (*benchpb.BenchmarkMessage, error) {
+	m, err := workload.NewSized(o.Size)
+	if err != nil {
+		return nil, err
+	}
+	return workload.Answer(m), nil
 }
 
 type grpcStreams struct {
@@ -64,40 +65,52 @@ func (grpcStreams) Echo(s grpc.BidiStreamingServer[benchpb.BenchmarkMessage, ben
 	return echoServe(s.Recv, s.Send, workload.Answer)
 }
 
-func serveGRPCStreams(ctx context.Context, lis net.Listener, _ *tls.Config) error {
+func serveGRPCStreams(ctx context.Context, lis net.Listener, o Options) error {
+	reply, err := feedReply(o)
+	if err != nil {
+		return err
+	}
 	s := grpc.NewServer()
-	benchpb.RegisterStreamsServer(s, grpcStreams{reply: benchReply()})
+	benchpb.RegisterStreamsServer(s, grpcStreams{reply: reply})
 	return serveUntil(ctx, func() error { return s.Serve(lis) }, s.Stop)
 }
 
-func dialGRPCStreams(addr string) (*grpc.ClientConn, benchpb.StreamsClient, error) {
+// dialGRPCStreams prepares name's client: one ClientConn to addr and the
+// workers' requests.
+func dialGRPCStreams(name, addr string, o Options) (*grpc.ClientConn, benchpb.StreamsClient, []*benchpb.BenchmarkMessage, error) {
+	addr, reqs, err := prepare(name, addr, o)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return conn, benchpb.NewStreamsClient(conn), nil
+	return conn, benchpb.NewStreamsClient(conn), reqs, nil
 }
 
-func dialGRPCFeed(_ context.Context, addr string, _ int, _ *tls.Config) (harness.Client, error) {
-	conn, sc, err := dialGRPCStreams(addr)
+func dialGRPCFeed(_ context.Context, addr string, o Options) (harness.Client, error) {
+	conn, sc, reqs, err := dialGRPCStreams("feed/grpc", addr, o)
 	if err != nil {
 		return nil, err
 	}
 	return &feedClient[benchpb.BenchmarkMessage]{
-		open: func(ctx context.Context, _ int, n int64) (recver[benchpb.BenchmarkMessage], error) {
-			return sc.Feed(ctx, feedRequest(n))
+		reqs: reqs,
+		open: func(ctx context.Context, w int, n int64) (recver[benchpb.BenchmarkMessage], error) {
+			reqs[w].Field22 = n
+			return sc.Feed(ctx, reqs[w])
 		},
 		check: workload.Check,
 		close: conn.Close,
 	}, nil
 }
 
-func dialGRPCEcho(_ context.Context, addr string, c int, _ *tls.Config) (harness.Client, error) {
-	conn, sc, err := dialGRPCStreams(addr)
+func dialGRPCEcho(_ context.Context, addr string, o Options) (harness.Client, error) {
+	conn, sc, reqs, err := dialGRPCStreams("echo/grpc", addr, o)
 	if err != nil {
 		return nil, err
 	}
-	return dialEcho(c, requests(c), workload.Check, func(ctx context.Context, _ int) (bidi[benchpb.BenchmarkMessage], error) {
+	return dialEcho(reqs, workload.Check, func(ctx context.Context, _ int) (bidi[benchpb.BenchmarkMessage], error) {
 		return sc.Echo(ctx)
 	}, conn.Close)
 }
@@ -115,19 +128,23 @@ func (*drpcStreams) Echo(s benchpb.DRPCStreams_EchoStream) error {
 	return echoServe(s.Recv, s.Send, workload.Answer)
 }
 
-func serveDRPCStreams(ctx context.Context, lis net.Listener, _ *tls.Config) error {
+func serveDRPCStreams(ctx context.Context, lis net.Listener, o Options) error {
+	reply, err := feedReply(o)
+	if err != nil {
+		return err
+	}
 	mux := drpcmux.New()
-	if err := benchpb.DRPCRegisterStreams(mux, &drpcStreams{reply: benchReply()}); err != nil {
+	if err := benchpb.DRPCRegisterStreams(mux, &drpcStreams{reply: reply}); err != nil {
 		return err
 	}
 	return drpcserver.New(mux).Serve(ctx, lis)
 }
 
-// dialDRPCConns dials a drpc connection per worker.
-func dialDRPCConns(ctx context.Context, addr string, c int) ([]*drpcconn.Conn, error) {
+// dialDRPCConns dials n drpc connections to addr, one per worker.
+func dialDRPCConns(ctx context.Context, addr string, n int) ([]*drpcconn.Conn, error) {
 	var conns []*drpcconn.Conn
 	var dialer net.Dialer
-	for range max(c, 1) {
+	for range n {
 		raw, err := dialer.DialContext(ctx, "tcp", addr)
 		if err != nil {
 			_ = closeAll(conns)
@@ -138,26 +155,39 @@ func dialDRPCConns(ctx context.Context, addr string, c int) ([]*drpcconn.Conn, e
 	return conns, nil
 }
 
-func dialDRPCFeed(ctx context.Context, addr string, c int, _ *tls.Config) (harness.Client, error) {
-	conns, err := dialDRPCConns(ctx, addr, c)
+// dialDRPCStreams prepares name's client: a connection per worker to addr
+// and the workers' requests.
+func dialDRPCStreams(ctx context.Context, name, addr string, o Options) ([]*drpcconn.Conn, []*benchpb.BenchmarkMessage, error) {
+	addr, reqs, err := prepare(name, addr, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	conns, err := dialDRPCConns(ctx, addr, len(reqs))
+	return conns, reqs, err
+}
+
+func dialDRPCFeed(ctx context.Context, addr string, o Options) (harness.Client, error) {
+	conns, reqs, err := dialDRPCStreams(ctx, "feed/drpc", addr, o)
 	if err != nil {
 		return nil, err
 	}
 	return &feedClient[benchpb.BenchmarkMessage]{
+		reqs: reqs,
 		open: func(ctx context.Context, w int, n int64) (recver[benchpb.BenchmarkMessage], error) {
-			return benchpb.NewDRPCStreamsClient(conns[w]).Feed(ctx, feedRequest(n))
+			reqs[w].Field22 = n
+			return benchpb.NewDRPCStreamsClient(conns[w]).Feed(ctx, reqs[w])
 		},
 		check: workload.Check,
 		close: func() error { return closeAll(conns) },
 	}, nil
 }
 
-func dialDRPCEcho(ctx context.Context, addr string, c int, _ *tls.Config) (harness.Client, error) {
-	conns, err := dialDRPCConns(ctx, addr, c)
+func dialDRPCEcho(ctx context.Context, addr string, o Options) (harness.Client, error) {
+	conns, reqs, err := dialDRPCStreams(ctx, "echo/drpc", addr, o)
 	if err != nil {
 		return nil, err
 	}
-	return dialEcho(c, requests(c), workload.Check, func(ctx context.Context, w int) (bidi[benchpb.BenchmarkMessage], error) {
+	return dialEcho(reqs, workload.Check, func(ctx context.Context, w int) (bidi[benchpb.BenchmarkMessage], error) {
 		return benchpb.NewDRPCStreamsClient(conns[w]).Echo(ctx)
 	}, func() error { return closeAll(conns) })
 }

@@ -2,7 +2,6 @@ package impl
 
 import (
 	"context"
-	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -11,13 +10,17 @@ import (
 
 // TestGroupedImpls runs every grouped implementation (streams, gRPC-Go's
 // client on yrpc's server) on loopback with a short load, at one and four
-// workers: every message or call arrives and checks (runImpl fails on any
-// error), and the echo streams end cleanly on Close.
+// workers and with a small and a large request: every message or call
+// arrives and checks against its request (runImpl fails on any error),
+// and the echo streams end cleanly on Close.
 func TestGroupedImpls(t *testing.T) {
 	for _, im := range Grouped() {
 		t.Run(strings.ReplaceAll(im.Name, "/", ":"), func(t *testing.T) {
 			for _, c := range []int{1, 4} {
-				runImpl(t, im, c, 50, nil)
+				runImpl(t, im, Options{C: c}, 50, nil)
+			}
+			for _, size := range []int{64, 300 << 10} {
+				runImpl(t, im, Options{C: 3, Size: size}, 9, nil)
 			}
 		})
 	}
@@ -56,17 +59,9 @@ func TestGRPCOffRefusesGRPC(t *testing.T) {
 	if err != nil {
 		t.Skip("built without yrpc")
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	sctx, stop := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- off.Serve(sctx, lis, nil) }()
-	defer func() { stop(); <-served }()
-	cl, err := dialGRPC(ctx, lis.Addr().String(), 1, nil)
+	cl, err := dialGRPC(ctx, serveImpl(t, ctx, off, Options{}), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ package impl
 
 import (
 	"context"
-	"crypto/tls"
 	"net"
 
 	"github.com/yrpc/yrpc/examples/hello/hellorpc"
@@ -26,15 +25,12 @@ func groupedYRPC() (feed, echo, others []*Impl) {
 		[]*Impl{{Name: "echo/yrpc", Label: label + " bidi stream", Serve: serveYRPCStreams, Dial: dialYRPCEcho}},
 		[]*Impl{
 			{Name: "grpcc/yrpc", Label: "gRPC-Go " + moduleVersion("google.golang.org/grpc") + " client → " + label + " (gRPC on the yrpc port)",
-				Serve: serveYRPC, Dial: dialGRPC},
-			{Name: "native/yrpc", Label: label + " (gRPC on the same port)", Serve: serveYRPC, Dial: dialYRPC},
-			{Name: "native/yrpc-grpcoff", Label: label + " + WithGRPC(GRPCOff)", Serve: serveYRPCGRPCOff, Dial: dialYRPC},
+				Serve: serveYRPC(yrpcConfig{}), Dial: dialGRPC},
+			{Name: "native/yrpc", Label: label + " (gRPC on the same port)", Balanced: true,
+				Serve: serveYRPC(yrpcConfig{}), Dial: dialYRPC(yrpcConfig{})},
+			{Name: "native/yrpc-grpcoff", Label: label + " + WithGRPC(GRPCOff)", Balanced: true,
+				Serve: serveYRPC(yrpcConfig{grpcOff: true}), Dial: dialYRPC(yrpcConfig{})},
 		}
-}
-
-// serveYRPCGRPCOff serves Hello with the gRPC endpoint off.
-func serveYRPCGRPCOff(ctx context.Context, lis net.Listener, cfg *tls.Config) error {
-	return serveYRPCWith(ctx, lis, cfg, rt.WithGRPC(rt.GRPCOff))
 }
 
 type yrpcStreams struct {
@@ -57,16 +53,31 @@ func (yrpcStreams) Echo(s rt.BidiStreamingServer[streamrpc.BenchmarkMessage, str
 // The stream rows use streamrpc's BenchmarkMessage, generated from the
 // same fields as hellorpc's: the two convert into each other.
 
-func newYRPCStreamRequest() *streamrpc.BenchmarkMessage {
-	return (*streamrpc.BenchmarkMessage)(newYRPCRequest())
+// yrpcStreamRequests returns the workers' requests (yrpcRequests).
+func yrpcStreamRequests(o Options) ([]*streamrpc.BenchmarkMessage, error) {
+	hreqs, err := yrpcRequests(o)
+	if err != nil {
+		return nil, err
+	}
+	reqs := make([]*streamrpc.BenchmarkMessage, len(hreqs))
+	for i, r := range hreqs {
+		reqs[i] = (*streamrpc.BenchmarkMessage)(r)
+	}
+	return reqs, nil
 }
 
-func checkYRPCStream(m *streamrpc.BenchmarkMessage) error {
-	return checkYRPC((*hellorpc.BenchmarkMessage)(m))
+func checkYRPCStream(reply, req *streamrpc.BenchmarkMessage) error {
+	return checkYRPC((*hellorpc.BenchmarkMessage)(reply), (*hellorpc.BenchmarkMessage)(req))
 }
 
-func serveYRPCStreams(ctx context.Context, lis net.Listener, _ *tls.Config) error {
-	reply := newYRPCStreamRequest()
+// serveYRPCStreams serves Streams; the feed sends the answer to a request
+// of o.Size bytes.
+func serveYRPCStreams(ctx context.Context, lis net.Listener, o Options) error {
+	reqs, err := yrpcStreamRequests(Options{Size: o.Size})
+	if err != nil {
+		return err
+	}
+	reply := reqs[0]
 	reply.Field1 = workload.ReplyField1
 	reply.Field2 = workload.ReplyField2
 	srv := rt.NewServer()
@@ -74,40 +85,46 @@ func serveYRPCStreams(ctx context.Context, lis net.Listener, _ *tls.Config) erro
 	return serveYRPCServer(ctx, srv, lis)
 }
 
-func dialYRPCStreams(addr string) (*rt.Client, *streamrpc.StreamsClient, error) {
+// dialYRPCStreams prepares name's client: an rt.Client of addr and the
+// workers' requests.
+func dialYRPCStreams(name, addr string, o Options) (*rt.Client, *streamrpc.StreamsClient, []*streamrpc.BenchmarkMessage, error) {
+	addr, err := oneAddr(name, addr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	reqs, err := yrpcStreamRequests(o)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	cli, err := rt.NewClient(rt.WithAddrs(addr))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return cli, streamrpc.NewStreamsClient(cli), nil
+	return cli, streamrpc.NewStreamsClient(cli), reqs, nil
 }
 
-func dialYRPCFeed(_ context.Context, addr string, _ int, _ *tls.Config) (harness.Client, error) {
-	cli, sc, err := dialYRPCStreams(addr)
+func dialYRPCFeed(_ context.Context, addr string, o Options) (harness.Client, error) {
+	cli, sc, reqs, err := dialYRPCStreams("feed/yrpc", addr, o)
 	if err != nil {
 		return nil, err
 	}
 	return &feedClient[streamrpc.BenchmarkMessage]{
-		open: func(ctx context.Context, _ int, n int64) (recver[streamrpc.BenchmarkMessage], error) {
-			req := newYRPCStreamRequest()
-			req.Field22 = n
-			return sc.Feed(ctx, req)
+		reqs: reqs,
+		open: func(ctx context.Context, w int, n int64) (recver[streamrpc.BenchmarkMessage], error) {
+			reqs[w].Field22 = n
+			return sc.Feed(ctx, reqs[w])
 		},
 		check: checkYRPCStream,
 		close: cli.Close,
 	}, nil
 }
 
-func dialYRPCEcho(_ context.Context, addr string, c int, _ *tls.Config) (harness.Client, error) {
-	cli, sc, err := dialYRPCStreams(addr)
+func dialYRPCEcho(_ context.Context, addr string, o Options) (harness.Client, error) {
+	cli, sc, reqs, err := dialYRPCStreams("echo/yrpc", addr, o)
 	if err != nil {
 		return nil, err
 	}
-	reqs := make([]*streamrpc.BenchmarkMessage, max(c, 1))
-	for i := range reqs {
-		reqs[i] = newYRPCStreamRequest()
-	}
-	return dialEcho(c, reqs, checkYRPCStream, func(ctx context.Context, _ int) (bidi[streamrpc.BenchmarkMessage], error) {
+	return dialEcho(reqs, checkYRPCStream, func(ctx context.Context, _ int) (bidi[streamrpc.BenchmarkMessage], error) {
 		return sc.Echo(ctx)
 	}, cli.Close)
 }

@@ -4,11 +4,13 @@ package impl
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/yrpc/yrpc/examples/hello/hellorpc"
 	"github.com/yrpc/yrpc/rt"
@@ -18,19 +20,44 @@ import (
 )
 
 // extra returns the yrpc adapters, built with the "yrpc" tag: plaintext
-// with the default options, plaintext with rt.WithRequestReuse(true) on
-// the server (yrpc-reuse), plaintext with the client decoding into a
+// with the default options; plaintext with rt.WithRequestReuse(true) on
+// the server (yrpc-reuse); plaintext with the client decoding into a
 // response message of each worker's, reused call after call, through the
-// generated SayInto (yrpc-into), and over TLS (rt.WithTLS on both sides).
+// generated SayInto (yrpc-into); plaintext with lz4 compression, and
+// without the spin-wait of lone calls (rt.WithSpinWait(0) on both sides),
+// Extra variants run when named; and over TLS (rt.WithTLS on both sides).
 func extra() (plain, secure []*Impl) {
 	label := "yrpc " + moduleVersion("github.com/yrpc/yrpc")
+	lz4 := yrpcConfig{compress: yrpcLZ4Threshold}
 	return []*Impl{
-			{Name: "yrpc", Label: label, Serve: serveYRPC, Dial: dialYRPC},
-			{Name: "yrpc-reuse", Label: label + " + WithRequestReuse", Serve: serveYRPCReuse, Dial: dialYRPC},
-			{Name: "yrpc-into", Label: label + " + SayInto", Serve: serveYRPC, Dial: dialYRPCInto},
+			{Name: "yrpc", Label: label, Balanced: true, Serve: serveYRPC(yrpcConfig{}), Dial: dialYRPC(yrpcConfig{})},
+			{Name: "yrpc-reuse", Label: label + " + WithRequestReuse", Balanced: true,
+				Serve: serveYRPC(yrpcConfig{reuse: true}), Dial: dialYRPC(yrpcConfig{})},
+			{Name: "yrpc-into", Label: label + " + SayInto", Balanced: true,
+				Serve: serveYRPC(yrpcConfig{}), Dial: dialYRPC(yrpcConfig{into: true})},
+			{Name: "yrpc-lz4", Label: fmt.Sprintf("%s + lz4 ≥ %d B", label, yrpcLZ4Threshold), Extra: true, Balanced: true,
+				Serve: serveYRPC(lz4), Dial: dialYRPC(lz4)},
+			{Name: "yrpc-nospin", Label: label + " + WithSpinWait(0)", Extra: true, Balanced: true,
+				Serve: serveYRPC(yrpcConfig{noSpin: true}), Dial: dialYRPC(yrpcConfig{noSpin: true})},
 		},
-		[]*Impl{{Name: "yrpc-tls", Label: label + " + TLS", TLS: true, Serve: serveYRPC, Dial: dialYRPC}}
+		[]*Impl{{Name: "yrpc-tls", Label: label + " + TLS", TLS: true, Balanced: true, Serve: serveYRPC(yrpcConfig{}), Dial: dialYRPC(yrpcConfig{})}}
 }
+
+// yrpcConfig says how a yrpc adapter differs from the defaults.
+type yrpcConfig struct {
+	compress int  // compress bodies of at least this many bytes (0: off), both sides
+	reuse    bool // the server reuses request messages (rt.WithRequestReuse)
+	into     bool // the client decodes into a response of each worker's (SayInto)
+	noSpin   bool // no spin-wait on either side (rt.WithSpinWait(0))
+	grpcOff  bool // the server has no gRPC endpoint (rt.WithGRPC(rt.GRPCOff))
+}
+
+// yrpcLZ4Threshold is the compression threshold of yrpc-lz4, on both
+// sides: bodies of 1 KiB and more are compressed. Below that a message
+// fits in one segment on any network, so compressing it saves no packet
+// and no round trip, only CPU; the 64 B and 581 B points of the curve run
+// uncompressed.
+const yrpcLZ4Threshold = 1 << 10
 
 type yrpcHello struct {
 	hellorpc.UnimplementedHelloServer
@@ -45,23 +72,31 @@ func (yrpcHello) Say(_ context.Context, req *hellorpc.BenchmarkMessage) (*hellor
 // yrpcShutdown bounds the graceful shutdown once the harness is done.
 const yrpcShutdown = 5 * time.Second
 
-func serveYRPC(ctx context.Context, lis net.Listener, cfg *tls.Config) error {
-	return serveYRPCWith(ctx, lis, cfg)
-}
-
-// serveYRPCReuse serves with request messages reused: the handler, which
-// answers with its request, keeps nothing of it.
-func serveYRPCReuse(ctx context.Context, lis net.Listener, cfg *tls.Config) error {
-	return serveYRPCWith(ctx, lis, cfg, rt.WithRequestReuse(true))
-}
-
-func serveYRPCWith(ctx context.Context, lis net.Listener, cfg *tls.Config, opts ...rt.ServerOption) error {
-	if cfg != nil {
-		opts = append(opts, rt.WithTLS(cfg))
+// serveYRPC returns the server side of yc.
+func serveYRPC(yc yrpcConfig) func(context.Context, net.Listener, Options) error {
+	return func(ctx context.Context, lis net.Listener, o Options) error {
+		var opts []rt.ServerOption
+		if o.TLS != nil {
+			opts = append(opts, rt.WithTLS(o.TLS))
+		}
+		if yc.compress > 0 {
+			opts = append(opts, rt.WithCompression(yc.compress))
+		}
+		if yc.reuse {
+			// The handler, which answers with its request, keeps nothing
+			// of it.
+			opts = append(opts, rt.WithRequestReuse(true))
+		}
+		if yc.noSpin {
+			opts = append(opts, rt.WithSpinWait(0))
+		}
+		if yc.grpcOff {
+			opts = append(opts, rt.WithGRPC(rt.GRPCOff))
+		}
+		srv := rt.NewServer(opts...)
+		hellorpc.RegisterHello(srv, yrpcHello{})
+		return serveYRPCServer(ctx, srv, lis)
 	}
-	srv := rt.NewServer(opts...)
-	hellorpc.RegisterHello(srv, yrpcHello{})
-	return serveYRPCServer(ctx, srv, lis)
 }
 
 // serveYRPCServer serves srv on lis until ctx ends, then shuts it down.
@@ -76,41 +111,64 @@ func serveYRPCServer(ctx context.Context, srv *rt.Server, lis net.Listener) erro
 }
 
 type yrpcClient struct {
-	cli  *rt.Client
-	hc   *hellorpc.HelloClient
-	reqs []*hellorpc.BenchmarkMessage
-	// resps are the workers' responses for SayInto; nil: Say allocates
-	// each call's.
-	resps []*hellorpc.BenchmarkMessage
+	cli   *rt.Client
+	hc    *hellorpc.HelloClient
+	reqs  []*hellorpc.BenchmarkMessage
+	resps []*hellorpc.BenchmarkMessage // yrpc-into: each worker's response
 }
 
-func dialYRPC(ctx context.Context, addr string, c int, cfg *tls.Config) (harness.Client, error) {
-	return dialYRPCWith(ctx, addr, c, cfg, false)
-}
-
-// dialYRPCInto dials a client whose calls decode into a response of each
-// worker's (SayInto).
-func dialYRPCInto(ctx context.Context, addr string, c int, cfg *tls.Config) (harness.Client, error) {
-	return dialYRPCWith(ctx, addr, c, cfg, true)
-}
-
-func dialYRPCWith(_ context.Context, addr string, c int, cfg *tls.Config, into bool) (harness.Client, error) {
-	opts := []rt.ClientOption{rt.WithAddrs(addr)}
-	if cfg != nil {
-		opts = append(opts, rt.WithTLS(cfg))
+// dialYRPC returns the client side of yc. addr may list several
+// providers, comma separated: the client balances over them
+// (rt.WithAddrs, a registry.Static, and the default balancer).
+func dialYRPC(yc yrpcConfig) func(context.Context, string, Options) (harness.Client, error) {
+	return func(_ context.Context, addr string, o Options) (harness.Client, error) {
+		reqs, err := yrpcRequests(o)
+		if err != nil {
+			return nil, err
+		}
+		opts := []rt.ClientOption{rt.WithAddrs(strings.Split(addr, ",")...)}
+		if o.TLS != nil {
+			opts = append(opts, rt.WithTLS(o.TLS))
+		}
+		if yc.compress > 0 {
+			opts = append(opts, rt.WithCompression(yc.compress))
+		}
+		if yc.noSpin {
+			opts = append(opts, rt.WithSpinWait(0))
+		}
+		cli, err := rt.NewClient(opts...)
+		if err != nil {
+			return nil, err
+		}
+		y := &yrpcClient{cli: cli, hc: hellorpc.NewHelloClient(cli), reqs: reqs}
+		if yc.into {
+			for range reqs {
+				y.resps = append(y.resps, new(hellorpc.BenchmarkMessage))
+			}
+		}
+		return y, nil
 	}
-	cli, err := rt.NewClient(opts...)
+}
+
+// yrpcRequests returns a request per worker with the bytes of the
+// protobuf peers' (workload.NewSized), decoded by yrpc's generated code.
+func yrpcRequests(o Options) ([]*hellorpc.BenchmarkMessage, error) {
+	m, err := workload.NewSized(o.Size)
 	if err != nil {
 		return nil, err
 	}
-	y := &yrpcClient{cli: cli, hc: hellorpc.NewHelloClient(cli)}
-	for range max(c, 1) {
-		y.reqs = append(y.reqs, newYRPCRequest())
-		if into {
-			y.resps = append(y.resps, new(hellorpc.BenchmarkMessage))
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	reqs := make([]*hellorpc.BenchmarkMessage, o.workers())
+	for i := range reqs {
+		reqs[i] = new(hellorpc.BenchmarkMessage)
+		if err := reqs[i].Unmarshal(b); err != nil {
+			return nil, fmt.Errorf("impl: yrpc cannot decode the workload: %w", err)
 		}
 	}
-	return y, nil
+	return reqs, nil
 }
 
 func (y *yrpcClient) Call(ctx context.Context, w int) error {
@@ -119,68 +177,24 @@ func (y *yrpcClient) Call(ctx context.Context, w int) error {
 		if err := y.hc.SayInto(ctx, y.reqs[w], resp); err != nil {
 			return err
 		}
-		return checkYRPC(resp)
+		return checkYRPC(resp, y.reqs[w])
 	}
 	resp, err := y.hc.Say(ctx, y.reqs[w])
 	if err != nil {
 		return err
 	}
-	return checkYRPC(resp)
+	return checkYRPC(resp, y.reqs[w])
 }
 
 func (y *yrpcClient) Close() error { return y.cli.Close() }
 
-// newYRPCRequest fills a request as workload.Fill does for benchpb.
-func newYRPCRequest() *hellorpc.BenchmarkMessage {
-	m := new(hellorpc.BenchmarkMessage)
-	m.Field1 = workload.Text
-	m.Field9 = workload.Text
-	m.Field18 = workload.Text
-	m.Field80 = true
-	m.Field81 = true
-	m.Field2 = workload.Int
-	m.Field3 = workload.Int
-	m.Field280 = workload.Int
-	m.Field6 = workload.Int
-	m.Field22 = workload.Int
-	m.Field4 = workload.Text
-	m.Field59 = true
-	m.Field7 = workload.Text
-	m.Field16 = workload.Int
-	m.Field130 = workload.Int
-	m.Field12 = true
-	m.Field17 = true
-	m.Field13 = true
-	m.Field14 = true
-	m.Field104 = workload.Int
-	m.Field100 = workload.Int
-	m.Field101 = workload.Int
-	m.Field102 = workload.Text
-	m.Field103 = workload.Text
-	m.Field29 = workload.Int
-	m.Field30 = true
-	m.Field60 = workload.Int
-	m.Field271 = workload.Int
-	m.Field272 = workload.Int
-	m.Field150 = workload.Int
-	m.Field23 = workload.Int
-	m.Field24 = true
-	m.Field25 = workload.Int
-	m.Field78 = true
-	m.Field67 = workload.Int
-	m.Field68 = workload.Int
-	m.Field128 = workload.Int
-	m.Field129 = workload.Text
-	m.Field131 = workload.Int
-	return m
-}
-
 // checkYRPC checks a reply as workload.Check does for benchpb.
-func checkYRPC(m *hellorpc.BenchmarkMessage) error {
-	if m.Field1 != workload.ReplyField1 || m.Field2 != workload.ReplyField2 {
-		return fmt.Errorf("impl: bad yrpc reply: field1=%q field2=%d", m.Field1, m.Field2)
+func checkYRPC(reply, req *hellorpc.BenchmarkMessage) error {
+	if reply.Field1 != workload.ReplyField1 || reply.Field2 != workload.ReplyField2 {
+		return fmt.Errorf("impl: bad yrpc reply: field1=%q field2=%d", reply.Field1, reply.Field2)
 	}
-	if m.Field9 != workload.Text || m.Field129 != workload.Text || m.Field131 != workload.Int || !m.Field80 {
+	if reply.Field9 != req.Field9 || reply.Field129 != req.Field129 || reply.Field131 != req.Field131 ||
+		reply.Field80 != req.Field80 || !workload.SameTail(reply.Field4, req.Field4) {
 		return errors.New("impl: bad yrpc reply: untouched fields changed")
 	}
 	return nil

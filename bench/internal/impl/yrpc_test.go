@@ -3,46 +3,61 @@
 package impl
 
 import (
+	"bytes"
 	"context"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yrpc/yrpc/examples/hello/hellorpc"
+
 	"github.com/yrpc/yrpc/bench/benchpb"
 	"github.com/yrpc/yrpc/bench/internal/workload"
 )
 
-// TestYRPCWire checks that yrpc's request encodes to the same bytes as the
-// protobuf peers' and that its reply decodes where theirs does.
+// TestYRPCWire checks that yrpc's requests encode to the same bytes as the
+// protobuf peers' at every size of the curve, that their answers decode
+// and check where the peers' do, and that yrpc-lz4 is an Extra variant.
 func TestYRPCWire(t *testing.T) {
-	req := newYRPCRequest()
-	got := req.MarshalAppend(nil)
-	want, err := proto.Marshal(workload.NewRequest())
+	for _, size := range []int{0, 64, workload.RequestSize, 16 << 10, 1 << 20} {
+		want, err := proto.Marshal(mustSized(t, size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, err := yrpcRequests(Options{C: 2, Size: size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := reqs[1].MarshalAppend(nil); !bytes.Equal(got, want) {
+			t.Errorf("size %d: yrpc's request is %d bytes unlike protobuf's %d", size, len(got), len(want))
+		}
+		rep := new(hellorpc.BenchmarkMessage)
+		if err := rep.Unmarshal(mustMarshal(t, workload.Answer(mustSized(t, size)))); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkYRPC(rep, reqs[0]); err != nil {
+			t.Errorf("size %d: %v", size, err)
+		}
+		rep.Field4 += "x"
+		if checkYRPC(rep, reqs[0]) == nil {
+			t.Errorf("size %d: a longer field4 checks", size)
+		}
+	}
+	if im, err := Lookup("yrpc-lz4"); err != nil || !im.Extra || slices.Contains(Names(), "yrpc-lz4") {
+		t.Errorf("yrpc-lz4: %v, %v; want an Extra implementation outside Names", im, err)
+	}
+}
+
+func mustSized(t *testing.T, size int) *benchpb.BenchmarkMessage {
+	t.Helper()
+	m, err := workload.NewSized(size)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != workload.RequestSize {
-		t.Errorf("yrpc request is %d bytes, want %d", len(got), workload.RequestSize)
-	}
-	var back benchpb.BenchmarkMessage
-	if err := proto.Unmarshal(got, &back); err != nil {
-		t.Fatalf("protobuf cannot decode yrpc's request: %v", err)
-	}
-	if !proto.Equal(&back, workload.NewRequest()) {
-		t.Errorf("yrpc request decodes to %v", &back)
-	}
-	if len(want) != len(got) {
-		t.Errorf("sizes differ: yrpc %d, protobuf %d", len(got), len(want))
-	}
-	rep := newYRPCRequest()
-	if err := rep.Unmarshal(mustMarshal(t, workload.Answer(workload.NewRequest()))); err != nil {
-		t.Fatal(err)
-	}
-	if err := checkYRPC(rep); err != nil {
-		t.Error(err)
-	}
+	return m
 }
 
 func mustMarshal(t *testing.T, m proto.Message) []byte {
@@ -65,7 +80,7 @@ func TestYRPCInto(t *testing.T) {
 	defer cancel()
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- serveYRPC(sctx, lis, nil) }()
+	go func() { served <- serveYRPC(yrpcConfig{})(sctx, lis, Options{}) }()
 	defer func() {
 		stop()
 		if err := <-served; err != nil {
@@ -73,7 +88,7 @@ func TestYRPCInto(t *testing.T) {
 		}
 	}()
 	for _, into := range []bool{false, true} {
-		cl, err := dialYRPCWith(ctx, lis.Addr().String(), 2, nil, into)
+		cl, err := dialYRPC(yrpcConfig{into: into})(ctx, lis.Addr().String(), Options{C: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +105,7 @@ func TestYRPCInto(t *testing.T) {
 			}
 			continue
 		}
-		if err := checkYRPC(y.resps[1]); err != nil {
+		if err := checkYRPC(y.resps[1], y.reqs[1]); err != nil {
 			t.Errorf("worker 1's response: %v", err)
 		}
 		if y.resps[0].Size() != 0 {

@@ -16,6 +16,15 @@ import (
 // grouped reports whether impl names a grouped row.
 func grouped(impl string) bool { return strings.Contains(impl, "/") }
 
+// splitGroup returns the group and the implementation of a grouped row's
+// name ("feed/grpc": "feed", "grpc"), and "" and impl for another row.
+func splitGroup(impl string) (group, name string) {
+	if g, n, ok := strings.Cut(impl, "/"); ok {
+		return g, n
+	}
+	return "", impl
+}
+
 // compareGroups returns, for each group of rows (all of concurrency c),
 // GROUP/yrpc against every other row of the group, the best (by calls/s)
 // first and so marked when there are several: calls/s, p50, and each process's CPU time and allocations per

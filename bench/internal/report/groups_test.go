@@ -44,3 +44,27 @@ func TestCompareGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupRowRatios checks the table's ratio to the best peer for grouped
+// rows: the best row of the same group and c that is not GROUP/yrpc*,
+// never a plain row or another group's; none in a group of yrpc rows only.
+func TestGroupRowRatios(t *testing.T) {
+	rows := []Result{
+		{Impl: "grpc", C: 1, CallsPerSec: 1000000},
+		{Impl: "feed/yrpc", C: 1, CallsPerSec: 400000},
+		{Impl: "feed/grpc", C: 1, CallsPerSec: 100000},
+		{Impl: "feed/drpc", C: 1, CallsPerSec: 200000},
+		{Impl: "echo/yrpc", C: 1, CallsPerSec: 15000},
+		{Impl: "echo/grpc", C: 1, CallsPerSec: 30000},
+		{Impl: "echo/grpc", C: 64, CallsPerSec: 50000},
+		{Impl: "native/yrpc", C: 1, CallsPerSec: 20000},
+		{Impl: "native/yrpc-grpcoff", C: 1, CallsPerSec: 21000},
+		{Impl: "yrpc", C: 1, CallsPerSec: 20000},
+	}
+	want := []string{"1.00×", "2.00×", "0.50×", "1.00×", "0.50×", "1.00×", "1.00×", "–", "–", "0.02×"}
+	for i, r := range rows {
+		if got := vsBest(r, rows); got != want[i] {
+			t.Errorf("%s c=%d: × best peer %s, want %s", r.Impl, r.C, got, want[i])
+		}
+	}
+}

@@ -34,7 +34,30 @@ type Settings struct {
 	Quick    bool     `json:"quick"`         // a smoke run; numbers mean little
 	YRPC     bool     `json:"yrpc_included"` // built with the "yrpc" tag
 	Versions []string `json:"versions"`      // label of every implementation
+	// Curves holds the settings of a cost-curve run ("bench curves"); nil
+	// for the side-by-side run.
+	Curves []Sweep `json:"curves,omitempty"`
 }
+
+// Sweep is one cost curve of a "bench curves" run: which figure varies,
+// over which values, with which implementations, at which concurrency.
+type Sweep struct {
+	Name  string   `json:"name"` // SweepSize, SweepFanIn or SweepProviders
+	X     []int    `json:"x"`    // the values of the varied figure
+	C     int      `json:"c"`    // concurrent workers in the client process
+	Impls []string `json:"impls"`
+	// Calls is the counted calls per point; for SweepSize, the most
+	// (smaller messages), with CallBytes bounding calls × size.
+	Calls     int `json:"calls"`
+	CallBytes int `json:"call_bytes,omitempty"`
+}
+
+// The sweeps of "bench curves".
+const (
+	SweepSize      = "size"      // Result.Size: request bytes
+	SweepFanIn     = "fanin"     // Result.Conns: client connections against one server
+	SweepProviders = "providers" // Result.Providers: servers behind one balancing client
+)
 
 // Result is one measurement: one implementation at one concurrency in one
 // repeat. Latencies are in microseconds; allocations and bytes are per
@@ -64,7 +87,51 @@ type Result struct {
 	ServerCPU  float64 `json:"server_cpu_us_per_call"`
 	Errors     int     `json:"errors"`
 	FirstError string  `json:"first_error,omitempty"`
+	// Sweep names the cost curve of a "bench curves" point (SweepSize,
+	// SweepFanIn, SweepProviders); "" in the side-by-side run. Size,
+	// Conns and Providers are the point's request bytes (0: the
+	// workload's 581), client connections (0: one) and server listeners,
+	// each its own server (0: one).
+	Sweep     string `json:"sweep,omitempty"`
+	Size      int    `json:"size,omitempty"`
+	Conns     int    `json:"conns,omitempty"`
+	Providers int    `json:"providers,omitempty"`
+	// ServerRSS and ServerPeakRSS are the server process's resident set
+	// (VmRSS) right after the counted calls and its peak (VmHWM) over its
+	// life, in MiB; 0 when unknown.
+	ServerRSS     float64 `json:"server_rss_mib,omitempty"`
+	ServerPeakRSS float64 `json:"server_peak_rss_mib,omitempty"`
+	// ServerConns is how many connections the server process accepted
+	// (warm-up and counted calls; on all its listeners); 0 when unknown
+	// (a bench binary of an older build).
+	ServerConns int `json:"server_conns,omitempty"`
 }
+
+// X returns the value that r's sweep varies (its size, connections or
+// providers, each at least its default), or r.C outside a sweep.
+func (r Result) X() int {
+	switch r.Sweep {
+	case SweepSize:
+		return cmp.Or(r.Size, defaultSize)
+	case SweepFanIn:
+		return max(r.Conns, 1)
+	case SweepProviders:
+		return max(r.Providers, 1)
+	}
+	return r.C
+}
+
+// defaultSize is the workload's request size in bytes.
+const defaultSize = 581
+
+// point identifies the rows that Summarize merges: one implementation at
+// one point of one sweep (or one c of the side-by-side run).
+type point struct {
+	sweep, impl           string
+	c, size, conns, provs int
+}
+
+func pointOf(r Result) point { return point{r.Sweep, r.Impl, r.C, r.Size, r.Conns, r.Providers} }
 
 // File is the content of results.json.
 type File struct {
@@ -87,19 +154,20 @@ func WriteJSON(w io.Writer, f *File) error {
 	return enc.Encode(f)
 }
 
-// Summarize returns one row per implementation and c, ordered by c and
-// then by the implementations' order in impls.
+// Summarize returns one row per implementation and point (c, or a sweep's
+// point), ordered by sweep (in order of appearance), then c, then the
+// sweep's value, then the implementations' order in impls.
 func Summarize(results []Result, impls []string) []Result {
-	type key struct {
-		impl string
-		c    int
-	}
-	groups := map[key][]Result{}
-	var keys []key
+	groups := map[point][]Result{}
+	var keys []point
+	var sweeps []string
 	for _, r := range results {
-		k := key{r.Impl, r.C}
+		k := pointOf(r)
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
+		}
+		if !slices.Contains(sweeps, r.Sweep) {
+			sweeps = append(sweeps, r.Sweep)
 		}
 		groups[k] = append(groups[k], r)
 	}
@@ -109,13 +177,16 @@ func Summarize(results []Result, impls []string) []Result {
 		}
 		return len(impls)
 	}
-	slices.SortStableFunc(keys, func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.c, b.c), cmp.Compare(rank(a.impl), rank(b.impl)))
+	slices.SortStableFunc(keys, func(a, b point) int {
+		ra, rb := groups[a][0], groups[b][0]
+		return cmp.Or(cmp.Compare(slices.Index(sweeps, a.sweep), slices.Index(sweeps, b.sweep)),
+			cmp.Compare(a.c, b.c), cmp.Compare(ra.X(), rb.X()), cmp.Compare(rank(a.impl), rank(b.impl)))
 	})
 	out := make([]Result, 0, len(keys))
 	for _, k := range keys {
 		g := groups[k]
-		s := Result{Impl: k.impl, Label: g[0].Label, Ref: g[0].Ref, TLS: g[0].TLS, C: k.c, Repeat: len(g)}
+		s := Result{Impl: k.impl, Label: g[0].Label, Ref: g[0].Ref, TLS: g[0].TLS, C: k.c, Repeat: len(g),
+			Sweep: k.sweep, Size: k.size, Conns: k.conns, Providers: k.provs}
 		med := func(f func(Result) float64) float64 {
 			v := make([]float64, len(g))
 			for i, r := range g {
@@ -137,6 +208,9 @@ func Summarize(results []Result, impls []string) []Result {
 		s.ServerBytes = med(func(r Result) float64 { return r.ServerBytes })
 		s.ClientCPU = med(func(r Result) float64 { return r.ClientCPU })
 		s.ServerCPU = med(func(r Result) float64 { return r.ServerCPU })
+		s.ServerRSS = med(func(r Result) float64 { return r.ServerRSS })
+		s.ServerPeakRSS = med(func(r Result) float64 { return r.ServerPeakRSS })
+		s.ServerConns = int(med(func(r Result) float64 { return float64(r.ServerConns) }))
 		for _, r := range g {
 			s.Errors += r.Errors
 			if s.FirstError == "" {

@@ -72,27 +72,13 @@ func WriteSVG(w io.Writer, f *File) error {
 		func(r Result) float64 { return r.CallsPerSec }, shortCount, capV)
 
 	// p99: logarithmic.
-	lo, hi := math.Inf(1), 0.0
+	var p99s []float64
 	for _, r := range f.Summary {
 		if r.P99 > 0 {
-			lo, hi = min(lo, r.P99), max(hi, r.P99)
+			p99s = append(p99s, r.P99)
 		}
 	}
-	if hi == 0 {
-		lo, hi = 1, 10
-	}
-	lo = math.Pow(10, math.Floor(math.Log10(lo)))
-	hi = math.Pow(10, math.Ceil(math.Log10(hi*1.01)))
-	logScale := func(v float64) float64 {
-		if v <= lo {
-			return 0
-		}
-		return math.Log10(v/lo) / math.Log10(hi/lo)
-	}
-	var lticks []float64
-	for t := lo; t <= hi*1.001; t *= 10 {
-		lticks = append(lticks, t)
-	}
+	logScale, lticks := logAxis(p99s)
 	panel(&b, topPad+panelH+panelGap, "p99 latency (log scale, lower is better)", impls, cs, rows, colors, lticks, logScale,
 		func(r Result) float64 { return r.P99 }, shortMicros, math.Inf(1))
 

@@ -18,18 +18,64 @@ const (
 	YRPCTLS = "yrpc-tls"
 )
 
-var columns = []string{"impl", "c", "calls/s", "p50 µs", "p99 µs", "p99.9 µs",
+var columns = []string{"impl", "c", "calls/s", "× best peer", "p50 µs", "p99 µs", "p99.9 µs", "p99/p50",
 	"cli allocs", "cli B", "srv allocs", "srv B", "cli CPU µs", "srv CPU µs", "errors"}
 
-func cells(r Result) []string {
+// cells renders r, a row of rows (the summary), for the side-by-side table.
+func cells(r Result, rows []Result) []string {
 	return []string{
-		r.Impl, strconv.Itoa(r.C), Thousands(r.CallsPerSec),
-		micros(r.P50), micros(r.P99), micros(r.P999),
+		r.Impl, strconv.Itoa(r.C), Thousands(r.CallsPerSec), vsBest(r, rows),
+		micros(r.P50), micros(r.P99), micros(r.P999), spread(r),
 		strconv.FormatFloat(r.ClientAllocs, 'f', 1, 64), Thousands(r.ClientBytes),
 		strconv.FormatFloat(r.ServerAllocs, 'f', 1, 64), Thousands(r.ServerBytes),
-		strconv.FormatFloat(r.ClientCPU, 'f', 1, 64), strconv.FormatFloat(r.ServerCPU, 'f', 1, 64),
+		cpu(r.ClientCPU), cpu(r.ServerCPU),
 		strconv.Itoa(r.Errors),
 	}
+}
+
+// IsYRPC reports whether impl is a build of yrpc (yrpc, yrpc-tls,
+// yrpc-lz4, or one of them from another binary, NAME@BINARY): the rows
+// that are not peers.
+func IsYRPC(impl string) bool {
+	base, _, _ := strings.Cut(impl, "@")
+	return base == YRPC || strings.HasPrefix(base, YRPC+"-")
+}
+
+// bestPeer returns the peer of highest calls/s at r's point among rows:
+// not yrpc, not a reference line, over TLS exactly when r is, of r's group
+// when r is a grouped row (GROUP/IMPL, IMPL not yrpc) and of no group
+// otherwise; nil if none.
+func bestPeer(r Result, rows []Result) *Result {
+	var best *Result
+	group, _ := splitGroup(r.Impl)
+	for i := range rows {
+		p := &rows[i]
+		pg, pname := splitGroup(p.Impl)
+		if p.Ref || IsYRPC(pname) || pg != group || p.TLS != r.TLS || p.Sweep != r.Sweep || p.C != r.C || p.X() != r.X() {
+			continue
+		}
+		if best == nil || p.CallsPerSec > best.CallsPerSec {
+			best = p
+		}
+	}
+	return best
+}
+
+// vsBest formats r's calls/s as a multiple of its best peer's, or "–"
+// when there is none.
+func vsBest(r Result, rows []Result) string {
+	if b := bestPeer(r, rows); b != nil && b.CallsPerSec > 0 {
+		return ratio(r.CallsPerSec, b.CallsPerSec)
+	}
+	return "–"
+}
+
+// spread formats p99/p50, the width of the tail.
+func spread(r Result) string {
+	if r.P50 <= 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(r.P99/r.P50, 'f', 1, 64)
 }
 
 // Header returns the lines that describe the machine and the settings.
@@ -71,7 +117,7 @@ func WriteTable(w io.Writer, f *File) error {
 			fmt.Fprintln(tw, strings.Repeat("\t", len(columns)))
 		}
 		prevC = r.C
-		fmt.Fprintln(tw, strings.Join(cells(r), "\t")+"\t")
+		fmt.Fprintln(tw, strings.Join(cells(r, f.Summary), "\t")+"\t")
 	}
 	return tw.Flush()
 }
@@ -86,7 +132,7 @@ func WriteMarkdown(w io.Writer, f *File) error {
 	b.WriteString("| " + strings.Join(columns, " | ") + " |\n")
 	b.WriteString("|" + strings.Repeat("---|", len(columns)) + "\n")
 	for _, r := range f.Summary {
-		b.WriteString("| " + strings.Join(cells(r), " | ") + " |\n")
+		b.WriteString("| " + strings.Join(cells(r, f.Summary), " | ") + " |\n")
 	}
 	b.WriteString("\n")
 	for _, l := range Compare(f.Summary) {
@@ -134,7 +180,7 @@ func Compare(sum []Result) []string {
 // <kind>"), and with each reference line.
 func compareWith(c int, name, kind string, rows []Result) []string {
 	var y, best *Result
-	var refs []*Result
+	var refs, builds []*Result
 	for i := range rows {
 		r := &rows[i]
 		switch {
@@ -142,8 +188,8 @@ func compareWith(c int, name, kind string, rows []Result) []string {
 			y = r
 		case r.Ref:
 			refs = append(refs, r)
-		case isVariant(r.Impl):
-			// yrpc's own variants (yrpc-reuse, yrpc@other-build) are no peers
+		case IsYRPC(r.Impl): // another build or variant of yrpc is no peer
+			builds = append(builds, r)
 		case best == nil || r.CallsPerSec > best.CallsPerSec:
 			best = r
 		}
@@ -163,13 +209,12 @@ func compareWith(c int, name, kind string, rows []Result) []string {
 		lines = append(lines, fmt.Sprintf("c=%d: %s vs %s: calls/s %s, p50 %s (%s vs %s µs)",
 			c, name, r.Impl, ratio(y.CallsPerSec, r.CallsPerSec), ratio(y.P50, r.P50), micros(y.P50), micros(r.P50)))
 	}
+	for _, r := range builds {
+		lines = append(lines, fmt.Sprintf("c=%d: %s vs %s: calls/s %s, p50 %s, p99 %s; CPU µs per call: client %s vs %s, server %s vs %s",
+			c, name, r.Impl, ratio(y.CallsPerSec, r.CallsPerSec), ratio(y.P50, r.P50), ratio(y.P99, r.P99),
+			cpu(y.ClientCPU), cpu(r.ClientCPU), cpu(y.ServerCPU), cpu(r.ServerCPU)))
+	}
 	return lines
-}
-
-// isVariant reports whether impl is a variant of yrpc: another option set
-// ("yrpc-reuse") or another build ("yrpc@bench-old").
-func isVariant(impl string) bool {
-	return strings.HasPrefix(impl, YRPC+"-") || strings.HasPrefix(impl, YRPC+"@")
 }
 
 // find returns the row named impl, or nil.

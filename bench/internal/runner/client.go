@@ -42,6 +42,8 @@ func Client(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 	warm := fs.Int("warmup", 0, "warm-up calls before the counted ones")
 	wait := fs.Bool("wait", true, `wait for "go" on stdin before the counted calls`)
 	certDir := fs.String("certs", "", "directory of the run's certificates, for TLS implementations (bench run makes it)")
+	size := fs.Int("size", 0, "request size in bytes (0: the workload's 581)")
+	conns := fs.Int("conns", 1, "clients (connections) to spread the workers over (the fan-in curve)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,12 +55,12 @@ func Client(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 	if err != nil {
 		return err
 	}
-	if *c < 1 || *n < 1 || *warm < 0 {
-		return fmt.Errorf("runner: need c >= 1, n >= 1, warmup >= 0")
+	if *c < 1 || *n < 1 || *warm < 0 || *size < 0 || *conns < 1 || *conns > *c {
+		return fmt.Errorf("runner: need c >= 1, n >= 1, warmup >= 0, size >= 0 and 1 <= conns <= c")
 	}
-	cl, err := im.Dial(ctx, *addr, *c, cfg)
+	cl, err := dial(ctx, im, *addr, *conns, impl.Options{C: *c, Size: *size, TLS: cfg})
 	if err != nil {
-		return fmt.Errorf("runner: %s dial %s: %w", im.Name, *addr, err)
+		return err
 	}
 	defer cl.Close()
 	if *warm > 0 {
@@ -66,6 +68,10 @@ func Client(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 			return fmt.Errorf("runner: %s warm-up: %d errors, first: %w", im.Name, ph.Errors, ph.FirstErr)
 		}
 	}
+	// Start the counted phase without the warm-up's garbage, and collect
+	// it before "ready": the runner reads this process's CPU time from
+	// then on, which is to count the calls' work only.
+	runtime.GC()
 	if *wait {
 		if err := say(stdout, "ready"); err != nil {
 			return err
@@ -75,8 +81,6 @@ func Client(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 			return fmt.Errorf("runner: %s client: want %q on stdin", im.Name, "go")
 		}
 	}
-	// Start the counted phase without the warm-up's garbage.
-	runtime.GC()
 	ph := harness.Run(ctx, cl, *c, *n)
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 	res := clientResult{
@@ -99,4 +103,31 @@ func Client(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 		return err
 	}
 	return say(stdout, "result %s", js)
+}
+
+// dial connects conns clients of im to addr for o.C workers between them
+// (harness.FanIn), or one client when conns is 1.
+func dial(ctx context.Context, im *impl.Impl, addr string, conns int, o impl.Options) (harness.Client, error) {
+	if conns == 1 {
+		cl, err := im.Dial(ctx, addr, o)
+		if err != nil {
+			return nil, fmt.Errorf("runner: %s dial %s: %w", im.Name, addr, err)
+		}
+		return cl, nil
+	}
+	if im.ConnPerWorker && conns < o.C {
+		return nil, fmt.Errorf("runner: %s opens a connection per worker: it cannot run %d workers on %d connections", im.Name, o.C, conns)
+	}
+	each := o
+	each.C = (o.C + conns - 1) / conns
+	fan := make(harness.FanIn, 0, conns)
+	for range conns {
+		cl, err := im.Dial(ctx, addr, each)
+		if err != nil {
+			fan.Close()
+			return nil, fmt.Errorf("runner: %s dial %s: %w", im.Name, addr, err)
+		}
+		fan = append(fan, cl)
+	}
+	return fan, nil
 }

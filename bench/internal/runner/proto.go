@@ -3,8 +3,10 @@ package runner
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -57,10 +59,30 @@ func say(w io.Writer, format string, args ...any) error {
 	return err
 }
 
-// parseMem parses "MALLOCS TOTALALLOC".
-func parseMem(s string) (mallocs, total uint64, err error) {
-	if _, err := fmt.Sscan(s, &mallocs, &total); err != nil {
-		return 0, 0, fmt.Errorf("runner: bad mem line %q: %w", s, err)
+// memLine is a server's answer to "mem".
+type memLine struct {
+	mallocs, total uint64 // runtime.MemStats.Mallocs and TotalAlloc
+	conns          int    // connections accepted so far; -1 when not said
+}
+
+// parseMem parses "MALLOCS TOTALALLOC [CONNS]" (a bench binary of an
+// older build leaves CONNS out).
+func parseMem(s string) (memLine, error) {
+	m := memLine{conns: -1}
+	f := strings.Fields(s)
+	var err error
+	switch len(f) {
+	case 3:
+		m.conns, err = strconv.Atoi(f[2])
+		fallthrough
+	case 2:
+		_, err2 := fmt.Sscan(f[0]+" "+f[1], &m.mallocs, &m.total)
+		err = errors.Join(err, err2)
+	default:
+		err = errors.New("want 2 or 3 numbers")
 	}
-	return mallocs, total, nil
+	if err != nil {
+		return memLine{}, fmt.Errorf("runner: bad mem line %q: %w", s, err)
+	}
+	return m, nil
 }

@@ -7,9 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -24,18 +22,23 @@ import (
 
 // runConfig holds the flags of "bench run".
 type runConfig struct {
+	measureConfig
 	impls   []entry
 	conc    []int
 	calls1  int
 	calls   int
-	warmup  float64
 	repeats int
-	procs   int
 	out     string
 	bin     string
-	timeout time.Duration
 	quick   bool
-	certs   string // the run's certificates, when an implementation runs over TLS
+}
+
+// measureConfig is what every measurement of a run shares.
+type measureConfig struct {
+	warmup  float64       // warm-up calls as a fraction of the counted ones
+	procs   int           // GOMAXPROCS of each process
+	timeout time.Duration // limit for one measurement
+	certs   string        // the run's certificates, when an implementation runs over TLS
 }
 
 func parseRun(args []string) (*runConfig, error) {
@@ -54,8 +57,8 @@ func parseRun(args []string) (*runConfig, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	cfg := &runConfig{calls1: *calls1, calls: *calls, warmup: *warmup, repeats: *repeats,
-		procs: *procs, out: *out, bin: *bin, timeout: *timeout, quick: *quick}
+	cfg := &runConfig{calls1: *calls1, calls: *calls, repeats: *repeats, out: *out, bin: *bin, quick: *quick,
+		measureConfig: measureConfig{warmup: *warmup, procs: *procs, timeout: *timeout}}
 	if cfg.quick {
 		cfg.calls1, cfg.calls, cfg.repeats = 1000, 3000, 1
 		// A smoke run does not overwrite the results of a full one.
@@ -65,29 +68,15 @@ func parseRun(args []string) (*runConfig, error) {
 			cfg.out = filepath.Join(cfg.out, "quick")
 		}
 	}
-	if cfg.bin == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("runner: finding the bench binary: %w", err)
-		}
-		cfg.bin = exe
+	var err error
+	if cfg.bin, err = binary(cfg.bin); err != nil {
+		return nil, err
 	}
-	for _, spec := range strings.Split(*implList, ",") {
-		if spec = strings.TrimSpace(spec); spec == "" {
-			continue
-		}
-		e, err := parseEntry(spec, cfg.bin)
-		if err != nil {
-			return nil, err
-		}
-		cfg.impls = append(cfg.impls, e)
+	if cfg.impls, err = parseEntries(*implList, cfg.bin); err != nil {
+		return nil, err
 	}
-	for _, s := range strings.Split(*concList, ",") {
-		c, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || c < 1 {
-			return nil, fmt.Errorf("runner: bad concurrency %q", s)
-		}
-		cfg.conc = append(cfg.conc, c)
+	if cfg.conc, err = positiveInts(*concList, "concurrency"); err != nil {
+		return nil, err
 	}
 	switch {
 	case len(cfg.impls) == 0:
@@ -105,6 +94,66 @@ type entry struct {
 	im   *impl.Impl
 	name string // as reported: im.Name, or NAME@BINARY-BASENAME
 	bin  string // the binary its processes start from
+}
+
+// binary returns bin, or this executable when bin is "".
+func binary(bin string) (string, error) {
+	if bin != "" {
+		return bin, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("runner: finding the bench binary: %w", err)
+	}
+	return exe, nil
+}
+
+// parseEntries reads a comma-separated list of parseEntry specs.
+func parseEntries(list, bin string) ([]entry, error) {
+	var es []entry
+	for _, spec := range strings.Split(list, ",") {
+		if spec = strings.TrimSpace(spec); spec == "" {
+			continue
+		}
+		e, err := parseEntry(spec, bin)
+		if err != nil {
+			return nil, err
+		}
+		es = append(es, e)
+	}
+	return es, nil
+}
+
+// positiveInts reads a comma-separated list of positive integers; what
+// names them in the error.
+func positiveInts(list, what string) ([]int, error) {
+	var vs []int
+	for _, s := range strings.Split(list, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("runner: bad %s %q", what, s)
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
+}
+
+// makeCerts makes the run's certificates in a temporary directory when
+// one of es runs over TLS, and returns it ("" otherwise) and a func that
+// removes it.
+func makeCerts(es []entry) (dir string, remove func(), err error) {
+	if !slices.ContainsFunc(es, func(e entry) bool { return e.im.TLS }) {
+		return "", func() {}, nil
+	}
+	dir, err = os.MkdirTemp("", "bench-certs-")
+	if err != nil {
+		return "", nil, fmt.Errorf("runner: %w", err)
+	}
+	if err := certs.Generate(dir); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
 }
 
 // parseEntry reads "NAME" (from bin) or "NAME@BINARY". The other binary
@@ -135,17 +184,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if slices.ContainsFunc(cfg.impls, func(e entry) bool { return e.im.TLS }) {
-		dir, err := os.MkdirTemp("", "bench-certs-")
-		if err != nil {
-			return fmt.Errorf("runner: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		if err := certs.Generate(dir); err != nil {
-			return err
-		}
-		cfg.certs = dir
+	dir, remove, err := makeCerts(cfg.impls)
+	if err != nil {
+		return err
 	}
+	defer remove()
+	cfg.certs = dir
 	f := &report.File{
 		Machine: machine(),
 		Started: time.Now().UTC(),
@@ -171,20 +215,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			// runs first or last.
 			for i := range cfg.impls {
 				e := cfg.impls[(i+rep)%len(cfg.impls)]
-				r := measure(ctx, cfg, e, c, n*max(e.im.Scale, 1), rep+1)
-				f.Results = append(f.Results, r)
-				fmt.Fprintf(stderr, "repeat %d/%d c=%-3d %-13s %9s calls/s  p50 %8.1fµs  p99 %9.1fµs  allocs cli %5.1f srv %5.1f  CPU µs cli %5.1f srv %5.1f  errors %d %s\n",
-					rep+1, cfg.repeats, c, e.name, report.Thousands(r.CallsPerSec), r.P50, r.P99,
-					r.ClientAllocs, r.ServerAllocs, r.ClientCPU, r.ServerCPU, r.Errors, r.FirstError)
-				if ctx.Err() != nil {
-					return ctx.Err()
+				// A feed row counts Scale times the calls (impl.FeedScale).
+				pt := point{c: c, n: n * max(e.im.Scale, 1)}
+				if err := record(ctx, &cfg.measureConfig, f, e, pt, rep+1, cfg.repeats, stderr); err != nil {
+					return err
 				}
 			}
 		}
 	}
-	f.Seconds = time.Since(start).Seconds()
-	f.Machine.LoadEnd = loadAvg()
-	f.Summary = report.Summarize(f.Results, order)
+	finish(f, start, order)
 	return output(cfg.out, f, stdout)
 }
 
@@ -201,189 +240,16 @@ func output(dir string, f *report.File, stdout io.Writer) error {
 	if err := report.WriteMarkdown(stdout, f); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("runner: %w", err)
-	}
-	files := []struct {
-		name  string
-		write func(io.Writer, *report.File) error
-	}{
+	if err := writeFiles(dir, f, []outFile{
 		{"results.json", report.WriteJSON},
 		{"results.md", report.WriteMarkdown},
 		{"chart.svg", report.WriteSVG},
-	}
-	for _, file := range files {
-		path := filepath.Join(dir, file.name)
-		fh, err := os.Create(path)
-		if err != nil {
-			return fmt.Errorf("runner: %w", err)
-		}
-		err = file.write(fh, f)
-		if cerr := fh.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("runner: writing %q: %w", path, err)
-		}
+	}); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "\nwrote %s, %s and %s in %.0fs of measuring\n",
 		filepath.Join(dir, "results.json"), filepath.Join(dir, "results.md"), filepath.Join(dir, "chart.svg"), f.Seconds)
 	return nil
-}
-
-// measure runs one implementation at concurrency c in a fresh server and
-// client process. A failure to measure counts every call as an error.
-func measure(ctx context.Context, cfg *runConfig, e entry, c, n, repeat int) report.Result {
-	r := report.Result{Impl: e.name, Label: e.im.Label, Ref: e.im.Ref, TLS: e.im.TLS, C: c, Repeat: repeat, Calls: n}
-	if err := measureInto(ctx, cfg, e, c, n, &r); err != nil {
-		r.Errors = n
-		r.FirstError = err.Error()
-	}
-	return r
-}
-
-func measureInto(ctx context.Context, cfg *runConfig, e entry, c, n int, r *report.Result) error {
-	im := e.im
-	name := strings.SplitN(im.Name, "@", 2)[0] // what the processes know it as
-	ctx, cancel := context.WithTimeoutCause(ctx, cfg.timeout, errors.New("runner: measurement timed out"))
-	defer cancel()
-	env := append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(cfg.procs))
-
-	var tlsArgs []string
-	if im.TLS {
-		tlsArgs = []string{"-certs", cfg.certs}
-	}
-	srv, err := startProc(ctx, e.bin, env, append([]string{"server", "-impl", name}, tlsArgs...)...)
-	if err != nil {
-		return err
-	}
-	defer srv.stop(ctx)
-	addr, err := expect(ctx, srv.out, "server", "addr")
-	if err != nil {
-		return err
-	}
-	warm := int(math.Ceil(float64(n) * cfg.warmup))
-	cli, err := startProc(ctx, e.bin, env, append([]string{"client", "-impl", name, "-addr", addr,
-		"-c", strconv.Itoa(c), "-n", strconv.Itoa(n), "-warmup", strconv.Itoa(warm)}, tlsArgs...)...)
-	if err != nil {
-		return err
-	}
-	defer cli.stop(ctx)
-	if _, err := expect(ctx, cli.out, "client", "ready"); err != nil {
-		return err
-	}
-	m0, t0, err := srv.mem(ctx)
-	if err != nil {
-		return err
-	}
-	scpu0, ccpu0 := srv.cpu(), cli.cpu()
-	if err := say0(cli.in, "go"); err != nil {
-		return err
-	}
-	line, err := expect(ctx, cli.out, "client", "result")
-	if err != nil {
-		return err
-	}
-	scpu1, ccpu1 := srv.cpu(), cli.cpu()
-	m1, t1, err := srv.mem(ctx)
-	if err != nil {
-		return err
-	}
-	var cr clientResult
-	if err := json.Unmarshal([]byte(line), &cr); err != nil {
-		return fmt.Errorf("runner: bad result %q: %w", line, err)
-	}
-	calls := float64(cr.Calls)
-	r.Seconds = cr.Seconds
-	if cr.Seconds > 0 {
-		r.CallsPerSec = calls / cr.Seconds
-	}
-	r.P50, r.P99, r.P999, r.Mean, r.Max = cr.P50, cr.P99, cr.P999, cr.Mean, cr.Max
-	r.ClientAllocs = float64(cr.Mallocs) / calls
-	r.ClientBytes = float64(cr.TotalAlloc) / calls
-	r.ServerAllocs = float64(m1-m0) / calls
-	r.ServerBytes = float64(t1-t0) / calls
-	if scpu0 >= 0 && scpu1 >= 0 && ccpu0 >= 0 && ccpu1 >= 0 {
-		r.ClientCPU = float64(ccpu1-ccpu0) / float64(time.Microsecond) / calls
-		r.ServerCPU = float64(scpu1-scpu0) / float64(time.Microsecond) / calls
-	}
-	r.Errors = cr.Errors
-	r.FirstError = cr.FirstError
-	if err := cli.stop(ctx); err != nil {
-		return fmt.Errorf("runner: client: %w", err)
-	}
-	if err := srv.stop(ctx); err != nil {
-		return fmt.Errorf("runner: server: %w", err)
-	}
-	return nil
-}
-
-// say0 writes a bare command line to a child's stdin.
-func say0(w io.Writer, cmd string) error {
-	_, err := io.WriteString(w, cmd+"\n")
-	return err
-}
-
-// proc is a child bench process speaking the line protocol.
-type proc struct {
-	cmd     *exec.Cmd
-	in      io.WriteCloser
-	out     <-chan string
-	stopped bool
-	err     error
-}
-
-func startProc(ctx context.Context, bin string, env []string, args ...string) (*proc, error) {
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = env
-	cmd.Stderr = os.Stderr
-	cmd.WaitDelay = 10 * time.Second
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("runner: starting %s: %w", args[0], err)
-	}
-	return &proc{cmd: cmd, in: in, out: lines(out, os.Stderr)}, nil
-}
-
-// mem asks a server for its allocation counters.
-func (p *proc) mem(ctx context.Context) (mallocs, total uint64, err error) {
-	if err := say0(p.in, "mem"); err != nil {
-		return 0, 0, err
-	}
-	line, err := expect(ctx, p.out, "server", "mem")
-	if err != nil {
-		return 0, 0, err
-	}
-	return parseMem(line)
-}
-
-// stop closes the child's stdin (which ends it), reads its output to the
-// end and waits for it. It is safe to call more than once.
-func (p *proc) stop(ctx context.Context) error {
-	if p.stopped {
-		return p.err
-	}
-	p.stopped = true
-	_ = say0(p.in, "quit")
-	_ = p.in.Close()
-	for done := false; !done; {
-		select {
-		case _, ok := <-p.out:
-			done = !ok
-		case <-ctx.Done():
-			_ = p.cmd.Process.Kill()
-			done = true
-		}
-	}
-	p.err = p.cmd.Wait()
-	return p.err
 }
 
 // machine describes this machine from /proc and the runtime.
@@ -423,11 +289,12 @@ func loadAvg() string {
 }
 
 // Report runs "bench report": render the tables, results.md and chart.svg
-// again from a results.json (for instance after a change to the report).
+// again from a results.json (for instance after a change to the report),
+// or curves.md and the charts from a curves.json.
 func Report(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	in := fs.String("in", "results/results.json", "results file to read")
-	out := fs.String("out", "results", "directory to write results.json, results.md and chart.svg to")
+	in := fs.String("in", "results/results.json", "results file to read (results.json, or curves.json of bench curves)")
+	out := fs.String("out", "results", "directory to write the files to")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -438,6 +305,9 @@ func Report(args []string, stdout io.Writer) error {
 	var f report.File
 	if err := json.Unmarshal(b, &f); err != nil {
 		return fmt.Errorf("runner: reading %q: %w", *in, err)
+	}
+	if len(f.Settings.Curves) > 0 {
+		return outputCurves(*out, &f, stdout)
 	}
 	return output(*out, &f, stdout)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yrpc/yrpc/bench/internal/impl"
 	"github.com/yrpc/yrpc/bench/internal/report"
 )
 
@@ -93,11 +94,26 @@ func TestProtocolLines(t *testing.T) {
 	if !strings.Contains(echoed.String(), "noise") {
 		t.Errorf("other lines not echoed: %q", echoed.String())
 	}
-	if m, tot, err := parseMem("10 2000"); err != nil || m != 10 || tot != 2000 {
-		t.Errorf("parseMem = %d, %d, %v", m, tot, err)
+}
+
+func TestParseMem(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    memLine
+		wantErr bool
+	}{
+		{"10 2000 3", memLine{10, 2000, 3}, false},
+		{"10 2000", memLine{10, 2000, -1}, false}, // an older bench binary
+		{"ten", memLine{}, true},
+		{"10 2000 x", memLine{}, true},
+		{"10 x 3", memLine{}, true},
+		{"1 2 3 4", memLine{}, true},
 	}
-	if _, _, err := parseMem("ten"); err == nil {
-		t.Error("parseMem accepted garbage")
+	for _, tt := range tests {
+		got, err := parseMem(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("parseMem(%q) = %+v, %v; want %+v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
 	}
 }
 
@@ -200,17 +216,112 @@ func TestRun(t *testing.T) {
 	}
 }
 
-func TestParseStatCPU(t *testing.T) {
-	// utime 250 and stime 50 ticks; the name holds spaces and a ')'.
-	line := "4242 (bench (x) y) S 1 4242 4242 0 -1 4194560 800 0 0 0 250 50 0 0 20 0 4 0 100 0 0"
-	got, err := parseStatCPU(line)
-	if err != nil || got != 3*time.Second {
-		t.Fatalf("parseStatCPU = %v, %v; want 3s", got, err)
+func TestParseCurves(t *testing.T) {
+	tests := []struct {
+		args    []string
+		wantErr bool
+		check   func(*curvesConfig) bool
+	}{
+		{[]string{"-sweeps", "size,fanin", "-size-impls", "netrpc", "-fanin-impls", "netrpc"}, false, func(c *curvesConfig) bool {
+			s := c.sweeps[0]
+			return len(c.sweeps) == 2 && s.name == report.SweepSize && len(s.xs) == 5 && s.c == 16 && c.repeats == 2 &&
+				s.callsAt(64) == 100000 && s.callsAt(1<<20) == 1024 && s.callsAt(1<<30) == 1000 &&
+				c.sweeps[1].point(16) == point{sweep: report.SweepFanIn, c: 256, n: 150000, conns: 16}
+		}},
+		{[]string{"-sweeps", "fanin", "-fanin-impls", "netrpc,drpc", "-quick"}, false, func(c *curvesConfig) bool {
+			s := c.sweeps[0]
+			return c.out == filepath.Join("results", "curves", "quick") && c.repeats == 1 && s.calls == 2000 &&
+				s.runs(s.impls[0], 1) && !s.runs(s.impls[1], 16) && s.runs(s.impls[1], 256)
+		}},
+		{[]string{"-sweeps", "providers", "-providers-impls", "netrpc"}, true, nil}, // not balanced
+		{[]string{"-sweeps", "fanin", "-fanin-impls", "netrpc", "-fanin", "8", "-fanin-c", "4"}, true, nil},
+		{[]string{"-sweeps", "nope"}, true, nil},
+		{[]string{"-sweeps", "size", "-size-impls", "netrpc", "-sizes", "0"}, true, nil},
+		{[]string{"-sweeps", "size", "-size-impls", ""}, true, nil},
 	}
-	if _, err := parseStatCPU("4242 (x) S 1"); err == nil {
-		t.Fatal("short line: no error")
+	for _, tt := range tests {
+		cfg, err := parseCurves(tt.args)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("parseCurves(%q) error = %v, want error %v", tt.args, err, tt.wantErr)
+			continue
+		}
+		if err == nil && !tt.check(cfg) {
+			t.Errorf("parseCurves(%q) = %+v", tt.args, cfg)
+		}
 	}
-	if d, err := procCPU(os.Getpid()); err != nil || d < 0 {
-		t.Fatalf("procCPU(self) = %v, %v", d, err)
+}
+
+// TestCurves runs "bench curves" end to end with this test binary as the
+// server and client processes: a size curve, a fan-in curve (the ping-pong
+// only where it has a connection per worker) and, with yrpc, a providers
+// curve.
+func TestCurves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	t.Setenv(childEnv, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sweeps, want := "size,fanin", 2*2+3
+	if impl.Has("yrpc") {
+		sweeps, want = sweeps+",providers", want+2
+	}
+	args := []string{"-bin", exe, "-sweeps", sweeps, "-size-impls", "netrpc,tcp-pingpong", "-sizes", "64,40960",
+		"-size-n", "30", "-size-bytes", "1000000", "-fanin-impls", "netrpc,tcp-pingpong", "-fanin", "1,3", "-fanin-c", "3",
+		"-fanin-n", "30", "-providers", "1,3", "-providers-c", "3", "-providers-n", "30", "-repeats", "1", "-out", dir, "-timeout", "1m"}
+	var stdout, stderr strings.Builder
+	if err := Curves(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("curves: %v\nstderr:\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "curves.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f report.File
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Results) != want || len(f.Summary) != want {
+		t.Fatalf("%d results, %d summary rows; want %d", len(f.Results), len(f.Summary), want)
+	}
+	for _, r := range f.Results {
+		if r.Errors != 0 || r.CallsPerSec <= 0 || r.ServerRSS <= 0 || r.ServerPeakRSS < r.ServerRSS || r.Sweep == "" {
+			t.Errorf("result %+v", r)
+		}
+		if r.Sweep == report.SweepSize && r.Size == 40960 && (r.Calls != 30 || r.ServerBytes < 40960 && r.Impl == "netrpc") {
+			t.Errorf("40 kB point: %d calls, %.0f server bytes per call", r.Calls, r.ServerBytes)
+		}
+		// Every client connection of a point is a connection the server
+		// accepted: one per client (fan-in) or per provider, one per
+		// worker for the ping-pong.
+		conns := r.X()
+		switch {
+		case r.Impl == "tcp-pingpong":
+			conns = r.C
+		case r.Sweep == report.SweepSize:
+			conns = 1
+		}
+		if r.ServerConns != conns {
+			t.Errorf("%s %s=%d: the server accepted %d connections, want %d", r.Impl, r.Sweep, r.X(), r.ServerConns, conns)
+		}
+	}
+	for _, name := range []string{"curves.md", "size.svg", "fanin.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, wantOut := range []string{"| netrpc | 40 KiB |", "| tcp-pingpong | 3 |", "growth per call"} {
+		if !strings.Contains(stdout.String(), wantOut) {
+			t.Errorf("output lacks %q:\n%s", wantOut, stdout.String())
+		}
+	}
+	// "bench report" renders a curves.json again.
+	var again strings.Builder
+	if err := Report([]string{"-in", filepath.Join(dir, "curves.json"), "-out", t.TempDir()}, &again); err != nil ||
+		!strings.Contains(again.String(), "### Fan-in") {
+		t.Errorf("report of curves.json: %v\n%s", err, again.String())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync/atomic"
 
 	"github.com/yrpc/yrpc/bench/internal/certs"
 	"github.com/yrpc/yrpc/bench/internal/impl"
@@ -22,8 +23,13 @@ func Server(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 	name := fs.String("impl", "", "implementation: "+strings.Join(impl.Names(), ", "))
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
 	certDir := fs.String("certs", "", "directory of the run's certificates, for TLS implementations (bench run makes it)")
+	size := fs.Int("size", 0, "request size in bytes (0: the workload's 581)")
+	listeners := fs.Int("listeners", 1, "independent servers, each on its own listener (the providers curve)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *listeners < 1 || *size < 0 {
+		return fmt.Errorf("runner: need listeners >= 1 and size >= 0")
 	}
 	im, err := impl.Lookup(*name)
 	if err != nil {
@@ -33,17 +39,30 @@ func Server(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 	if err != nil {
 		return err
 	}
-	lis, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("runner: listen: %w", err)
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- im.Serve(ctx, lis, cfg) }()
-	if err := say(stdout, "addr %s", lis.Addr()); err != nil {
+	// Each listener gets a server of its own; served reports the first
+	// that stops, waitAll waits for all of them once ctx is cancelled.
+	served := make(chan error, *listeners)
+	var addrs []string
+	var accepted atomic.Int64 // connections accepted on all listeners
+	for range *listeners {
+		inner, err := net.Listen("tcp", *addr)
+		if err != nil {
+			cancel()
+			waitAll(served, len(addrs))
+			return fmt.Errorf("runner: listen: %w", err)
+		}
+		lis := countingListener{inner, &accepted}
+		go func() { served <- im.Serve(ctx, lis, impl.Options{Size: *size, TLS: cfg}) }()
+		addrs = append(addrs, lis.Addr().String())
+	}
+	stop := func() error {
 		cancel()
-		<-served
+		return waitAll(served, len(addrs))
+	}
+	if err := say(stdout, "addr %s", strings.Join(addrs, ",")); err != nil {
+		stop()
 		return err
 	}
 
@@ -62,27 +81,56 @@ func Server(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 	for {
 		select {
 		case err := <-served:
+			cancel()
+			waitAll(served, len(addrs)-1)
 			return fmt.Errorf("runner: %s server stopped: %w", im.Name, err)
 		case cmd, ok := <-cmds:
 			if !ok || cmd == "quit" {
-				cancel()
-				return <-served
+				return stop()
 			}
 			switch cmd {
 			case "mem":
 				var m runtime.MemStats
 				runtime.ReadMemStats(&m)
-				err = say(stdout, "mem %d %d", m.Mallocs, m.TotalAlloc)
+				err = say(stdout, "mem %d %d %d", m.Mallocs, m.TotalAlloc, accepted.Load())
 			default:
 				err = say(stdout, "error unknown command %q", cmd)
 			}
 			if err != nil {
-				cancel()
-				<-served
+				stop()
 				return err
 			}
 		}
 	}
+}
+
+// countingListener counts the connections it accepts in n, so that the
+// runner can tell how many client connections a point really had (the
+// fan-in and providers curves). The connections themselves are the inner
+// listener's, unwrapped.
+type countingListener struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+// waitAll waits for n servers to report on served and returns the first
+// error.
+func waitAll(served <-chan error, n int) error {
+	var first error
+	for range n {
+		if err := <-served; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // tlsConfig loads side's config of the run's certificates in dir for a

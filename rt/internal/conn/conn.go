@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -291,20 +292,7 @@ func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 	alone := c.inFlight.Add(len(c.pending))
 	c.mu.Unlock()
 
-	// The frame is encoded before the writer's lock is taken, which then
-	// covers only a copy: callers encode in parallel.
-	var frame []byte
-	if c.comp && c.cfg.Compress > 0 && size >= c.cfg.Compress {
-		cz := c.cfg.Compressors.Get().(*wire.Compressor)
-		frame = cz.AppendFrame(p.frame[:0], &h, r.MD, r.Req.MarshalAppend(nil), c.cfg.Compress)
-		c.cfg.Compressors.Put(cz)
-	} else {
-		frame = r.Req.MarshalAppend(wire.AppendHeader(p.frame[:0], &h, r.MD, size))
-	}
-	if cap(frame) <= maxFrameScratch {
-		p.frame = frame[:0]
-	}
-	werr := c.w.WriteBefore(func(b []byte) []byte { return append(b, frame...) }, mode, r.Deadline)
+	werr := c.write(r, p, &h, size, mode)
 	if werr != nil {
 		// The connection is lost: the call fails with the connection's
 		// error, so that it counts as part of that one loss, unless its
@@ -478,4 +466,35 @@ func (c *Conn) Heartbeat(now time.Time, every time.Duration) {
 			return wire.AppendFrame(b, &wire.Header{Type: wire.TypePing, ID: 1}, nil, nil)
 		}, sock.Queued) // the heartbeat must not block on a peer that does not read
 	}
+}
+
+// write encodes the request frame and hands it to the writer. A frame of
+// up to maxFrameScratch bytes is encoded before the writer's lock is
+// taken, which then covers only a copy: callers encode in parallel. A
+// larger one is encoded under the lock, straight into the writer's
+// buffer grown once to its size, so that a large request is copied once,
+// not grown append by append and then copied again.
+func (c *Conn) write(r *Request, p *Pending, h *wire.Header, size int, mode sock.WriteMode) error {
+	var frame []byte
+	switch {
+	case c.comp && c.cfg.Compress > 0 && size >= c.cfg.Compress:
+		cz := c.cfg.Compressors.Get().(*wire.Compressor)
+		frame = cz.AppendFrame(p.frame[:0], h, r.MD, r.Req.MarshalAppend(make([]byte, 0, size)), c.cfg.Compress)
+		c.cfg.Compressors.Put(cz)
+	case size > maxFrameScratch:
+		return c.w.WriteBefore(func(b []byte) []byte {
+			b = slices.Grow(b, wire.FrameSize(h, r.MD, size))
+			return r.Req.MarshalAppend(wire.AppendHeader(b, h, r.MD, size))
+		}, mode, r.Deadline)
+	default:
+		buf := p.frame[:0]
+		if cap(buf) < wire.HeaderLen+size {
+			buf = slices.Grow(buf, wire.FrameSize(h, r.MD, size))
+		}
+		frame = r.Req.MarshalAppend(wire.AppendHeader(buf, h, r.MD, size))
+	}
+	if cap(frame) <= maxFrameScratch {
+		p.frame = frame[:0]
+	}
+	return c.w.WriteBefore(func(b []byte) []byte { return append(b, frame...) }, mode, r.Deadline)
 }

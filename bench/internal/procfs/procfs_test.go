@@ -1,0 +1,38 @@
+package procfs
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+func TestParseStatCPU(t *testing.T) {
+	// utime 250 and stime 50 ticks; the name holds spaces and a ')'.
+	line := "4242 (bench (x) y) S 1 4242 4242 0 -1 4194560 800 0 0 0 250 50 0 0 20 0 4 0 100 0 0"
+	got, err := parseStatCPU(line)
+	if err != nil || got != 3*time.Second {
+		t.Fatalf("parseStatCPU = %v, %v; want 3s", got, err)
+	}
+	if _, err := parseStatCPU("4242 (x) S 1"); err == nil {
+		t.Fatal("short line: no error")
+	}
+	if d, err := CPU(os.Getpid()); err != nil || d < 0 {
+		t.Fatalf("CPU(self) = %v, %v", d, err)
+	}
+}
+
+func TestParseStatusRSS(t *testing.T) {
+	status := "Name:\tbench\nVmPeak:\t  900000 kB\nVmHWM:\t   40960 kB\nVmRSS:\t   20480 kB\nThreads:\t5\n"
+	rss, hwm, err := parseStatusRSS(status)
+	if err != nil || rss != 20 || hwm != 40 {
+		t.Fatalf("parseStatusRSS = %v, %v, %v; want 20, 40 MiB", rss, hwm, err)
+	}
+	for _, bad := range []string{"Name:\tx\n", "VmRSS:\t1 MB\nVmHWM:\t1 kB\n", "VmRSS:\tx kB\nVmHWM:\t1 kB\n"} {
+		if _, _, err := parseStatusRSS(bad); err == nil {
+			t.Errorf("parseStatusRSS(%q): no error", bad)
+		}
+	}
+	if rss, hwm, err := Mem(os.Getpid()); err != nil || rss <= 0 || hwm < rss {
+		t.Errorf("Mem(self) = %v, %v, %v", rss, hwm, err)
+	}
+}
