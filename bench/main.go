@@ -26,13 +26,17 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bench run|curves|server|client|report|certs [flags] (see go doc)")
+		return fmt.Errorf("usage: bench run|curves|streams|grpcserver|server|client|report|certs [flags] (see go doc)")
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "run":
 		return runner.Run(ctx, rest, os.Stdout, os.Stderr)
 	case "curves":
 		return runner.Curves(ctx, rest, os.Stdout, os.Stderr)
+	case "streams": // issue 14: "run" with the stream rows
+		return runner.Streams(ctx, rest, os.Stdout, os.Stderr)
+	case "grpcserver": // issue 15: "run" with gRPC-Go's client on both servers
+		return runner.GRPCServer(ctx, rest, os.Stdout, os.Stderr)
 	case "server":
 		defer profile(cmd)()
 		return runner.Server(ctx, rest, os.Stdin, os.Stdout)
@@ -50,7 +54,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return certs.Generate(rest[0])
 	default:
-		return fmt.Errorf("unknown command %q; want run, curves, server, client, report or certs", cmd)
+		return fmt.Errorf("unknown command %q; want run, curves, streams, grpcserver, server, client, report or certs", cmd)
 	}
 }
 

@@ -7,6 +7,8 @@
 #	./run.sh -impls yrpc,grpc -c 64   # some peers, one concurrency
 #	./run.sh -repeats 3 -out /tmp/r   # more repeats, results elsewhere
 #	./run.sh curves                   # the cost curves instead (bench curves), ~25 minutes
+#	./run.sh streams                  # issue 14: yrpc, gRPC-Go and drpc streams, results/streams
+#	./run.sh grpcserver               # issue 15: gRPC-Go's client on both servers, results/grpcserver
 #
 # yrpc is included when the module builds with -tags yrpc (the generated
 # package github.com/yrpc/yrpc/examples/hello/hellorpc and the runtime);
@@ -21,8 +23,8 @@ else
 	head -n 5 bin/yrpc-build.log >&2
 	go build -o bin/bench .
 fi
-if [ "${1:-}" = curves ]; then
-	shift
-	exec bin/bench curves "$@"
-fi
-exec bin/bench run "$@"
+cmd=run
+case "${1:-}" in
+curves | streams | grpcserver) cmd=$1 && shift ;;
+esac
+exec bin/bench "$cmd" "$@"

@@ -15,5 +15,7 @@
 // with lz4 compression of bodies of 1 KiB and more on both sides, run only
 // when named (the cost curves). Every adapter moves requests of any size
 // (workload.NewSized); yrpc's client also balances over a list of
-// addresses.
+// addresses. Grouped returns the rows of the stream benchmark (feed/*,
+// echo/*) and of the gRPC endpoint benchmark (grpcc/*, native/*), compared
+// within their groups.
 package impl

@@ -52,16 +52,12 @@ func dialDRPC(ctx context.Context, addr string, o Options) (harness.Client, erro
 	if err != nil {
 		return nil, err
 	}
-	d := &drpcClient{reqs: reqs}
-	var dialer net.Dialer
-	for range len(d.reqs) {
-		raw, err := dialer.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			_ = d.Close()
-			return nil, err
-		}
-		conn := drpcconn.New(raw)
-		d.conns = append(d.conns, conn)
+	conns, err := dialDRPCConns(ctx, addr, len(reqs))
+	if err != nil {
+		return nil, err
+	}
+	d := &drpcClient{conns: conns, reqs: reqs}
+	for _, conn := range conns {
 		d.hcs = append(d.hcs, benchpb.NewDRPCHelloClient(conn))
 	}
 	return d, nil

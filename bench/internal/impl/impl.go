@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
-	"slices"
 	"strings"
 
 	"github.com/yrpc/yrpc/bench/internal/harness"
@@ -25,6 +24,9 @@ type Impl struct {
 	// Dial are given the run's TLS configs (package certs); the others get
 	// nil and ignore it.
 	TLS bool
+	// Scale multiplies the run's counted calls for this implementation
+	// (0 means 1): a streamed message costs far less than a round trip.
+	Scale int
 	// Extra marks a variant that runs only when named (yrpc-lz4), not in
 	// the default list of Names.
 	Extra bool
@@ -93,9 +95,9 @@ func AllNames() []string {
 	return names
 }
 
-// Lookup returns the implementation called name.
+// Lookup returns the implementation called name, of All or Grouped.
 func Lookup(name string) (*Impl, error) {
-	for _, im := range All() {
+	for _, im := range append(All(), Grouped()...) {
 		if im.Name == name {
 			return im, nil
 		}
@@ -103,8 +105,12 @@ func Lookup(name string) (*Impl, error) {
 	return nil, fmt.Errorf("impl: unknown implementation %q (have %v)", name, AllNames())
 }
 
-// Has reports whether an implementation called name is compiled in.
-func Has(name string) bool { return slices.Contains(AllNames(), name) }
+// Has reports whether an implementation called name (of All or Grouped)
+// is compiled in.
+func Has(name string) bool {
+	_, err := Lookup(name)
+	return err == nil
+}
 
 // oneAddr returns addr, or an error naming the implementation when addr is
 // a list (only Balanced clients take one).

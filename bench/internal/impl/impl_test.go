@@ -39,10 +39,10 @@ func TestImpls(t *testing.T) {
 	}
 }
 
-// TestAddrList checks that only Balanced clients take a list of
-// addresses, and that they call through it.
+// TestAddrList checks that only Balanced clients (of All and Grouped)
+// take a list of addresses, and that they call through it.
 func TestAddrList(t *testing.T) {
-	for _, im := range All() {
+	for _, im := range append(All(), Grouped()...) {
 		if im.TLS {
 			continue
 		}

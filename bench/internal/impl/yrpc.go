@@ -49,6 +49,7 @@ type yrpcConfig struct {
 	reuse    bool // the server reuses request messages (rt.WithRequestReuse)
 	into     bool // the client decodes into a response of each worker's (SayInto)
 	noSpin   bool // no spin-wait on either side (rt.WithSpinWait(0))
+	grpcOff  bool // the server has no gRPC endpoint (rt.WithGRPC(rt.GRPCOff))
 }
 
 // yrpcLZ4Threshold is the compression threshold of yrpc-lz4, on both
@@ -89,16 +90,24 @@ func serveYRPC(yc yrpcConfig) func(context.Context, net.Listener, Options) error
 		if yc.noSpin {
 			opts = append(opts, rt.WithSpinWait(0))
 		}
+		if yc.grpcOff {
+			opts = append(opts, rt.WithGRPC(rt.GRPCOff))
+		}
 		srv := rt.NewServer(opts...)
 		hellorpc.RegisterHello(srv, yrpcHello{})
-		return serveUntil(ctx, func() error { return srv.Serve(context.WithoutCancel(ctx), lis) }, func() {
-			sctx, cancel := context.WithTimeout(context.Background(), yrpcShutdown)
-			defer cancel()
-			if err := srv.Shutdown(sctx); err != nil {
-				_ = srv.Close()
-			}
-		})
+		return serveYRPCServer(ctx, srv, lis)
 	}
+}
+
+// serveYRPCServer serves srv on lis until ctx ends, then shuts it down.
+func serveYRPCServer(ctx context.Context, srv *rt.Server, lis net.Listener) error {
+	return serveUntil(ctx, func() error { return srv.Serve(context.WithoutCancel(ctx), lis) }, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), yrpcShutdown)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			_ = srv.Close()
+		}
+	})
 }
 
 type yrpcClient struct {

@@ -42,12 +42,16 @@ func IsYRPC(impl string) bool {
 }
 
 // bestPeer returns the peer of highest calls/s at r's point among rows:
-// not yrpc, not a reference line, over TLS exactly when r is; nil if none.
+// not yrpc, not a reference line, over TLS exactly when r is, of r's group
+// when r is a grouped row (GROUP/IMPL, IMPL not yrpc) and of no group
+// otherwise; nil if none.
 func bestPeer(r Result, rows []Result) *Result {
 	var best *Result
+	group, _ := splitGroup(r.Impl)
 	for i := range rows {
 		p := &rows[i]
-		if p.Ref || IsYRPC(p.Impl) || p.TLS != r.TLS || p.Sweep != r.Sweep || p.C != r.C || p.X() != r.X() {
+		pg, pname := splitGroup(p.Impl)
+		if p.Ref || IsYRPC(pname) || pg != group || p.TLS != r.TLS || p.Sweep != r.Sweep || p.C != r.C || p.X() != r.X() {
 			continue
 		}
 		if best == nil || p.CallsPerSec > best.CallsPerSec {
@@ -141,14 +145,17 @@ func WriteMarkdown(w io.Writer, f *File) error {
 // Compare returns, for each c, yrpc's calls/s and latency against the best
 // peer (reference lines left out) and against each reference line; then,
 // when TLS rows were measured, yrpc-tls against the best TLS peer, and
-// what TLS costs yrpc (yrpc-tls against yrpc, with CPU per call).
+// what TLS costs yrpc (yrpc-tls against yrpc, with CPU per call); then
+// the grouped rows (GROUP/IMPL) within their groups.
 func Compare(sum []Result) []string {
 	var lines []string
 	for _, c := range concs(sum) {
-		var plain, secure []Result
+		var plain, secure, groups []Result
 		for _, r := range sum {
 			switch {
 			case r.C != c:
+			case grouped(r.Impl):
+				groups = append(groups, r)
 			case r.TLS:
 				secure = append(secure, r)
 			default:
@@ -157,6 +164,7 @@ func Compare(sum []Result) []string {
 		}
 		lines = append(lines, compareWith(c, YRPC, "peer", plain)...)
 		lines = append(lines, compareWith(c, YRPCTLS, "TLS peer", secure)...)
+		lines = append(lines, compareGroups(c, groups)...)
 		y, yt := find(plain, YRPC), find(secure, YRPCTLS)
 		if y != nil && yt != nil {
 			lines = append(lines, fmt.Sprintf("c=%d: yrpc with TLS vs without: calls/s %s, p50 %s (%s vs %s µs), p99 %s; CPU µs per call: client %s → %s, server %s → %s",

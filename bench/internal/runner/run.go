@@ -215,7 +215,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			// runs first or last.
 			for i := range cfg.impls {
 				e := cfg.impls[(i+rep)%len(cfg.impls)]
-				if err := record(ctx, &cfg.measureConfig, f, e, point{c: c, n: n}, rep+1, cfg.repeats, stderr); err != nil {
+				// A feed row counts Scale times the calls (impl.FeedScale).
+				pt := point{c: c, n: n * max(e.im.Scale, 1)}
+				if err := record(ctx, &cfg.measureConfig, f, e, pt, rep+1, cfg.repeats, stderr); err != nil {
 					return err
 				}
 			}
