@@ -128,8 +128,8 @@ func (k *call) failover() error {
 	k.again = false
 	now := k.start
 	var err error
-	ran := 0 // attempts that may have executed
-	for n := 1; ; n++ {
+	ran, att := 0, 0    // attempts that may have executed, attempts made
+	for n := 1; ; n++ { // n counts picks: attempts and picks that found no provider
 		ep, i, ticket, perr := k.v.pick(&k.pick, now, k.info.Method.FullName, k.st.keyName, k.debugLog())
 		if ep == nil {
 			if err == nil {
@@ -141,8 +141,9 @@ func (k *call) failover() error {
 			}
 			continue
 		}
+		att++
 		a := &k.a
-		a.ep, a.ticket, a.n, a.start, a.ctx, a.resp = ep, ticket, n, now, k.ctx, k.resp
+		a.ep, a.ticket, a.n, a.start, a.ctx, a.resp = ep, ticket, att, now, k.ctx, k.resp
 		a.deadline = k.deadline
 		if k.mode == FaultFailover && k.tries > 1 {
 			a.deadline = tryDeadline(time.Now(), k.deadline, k.tryTimeout(), ran+1 >= k.tries)
@@ -151,7 +152,7 @@ func (k *call) failover() error {
 		if k.opts.respMD != nil {
 			*k.opts.respMD = a.p.MD
 		}
-		if n == 1 {
+		if att == 1 {
 			k.st.budget.request(now)
 		}
 		if err == nil {
@@ -170,7 +171,7 @@ func (k *call) failover() error {
 		if !notRun {
 			ran++
 		}
-		if !retryable(err, notRun, k.mode, k.info.Method, ran, k.tries, n) {
+		if !retryable(err, notRun, k.mode, k.info.Method, ran, k.tries, att) {
 			break
 		}
 		var ok bool
