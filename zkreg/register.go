@@ -216,10 +216,14 @@ func (r *Registry) ensure(ctx context.Context, conn *zk.Conn, path string, data 
 			// the server has not removed yet, or a dead process at the same
 			// address. Replace it, so the node lives as long as we do.
 			r.log.Info("zkreg: replacing a node of another session", "path", path, "owner", fmt.Sprintf("%#x", st.EphemeralOwner))
-			if err := conn.Delete(path, st.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+			switch err := r.replaceEndpoint(conn, path, data, st.Version, role); {
+			case err == nil:
+				return nil
+			case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists):
+				continue // raced with the server expiring it, or another writer
+			default:
 				return err
 			}
-			continue
 		}
 		switch err := r.createEndpoint(conn, path, data, role); {
 		case err == nil:
@@ -236,11 +240,40 @@ func (r *Registry) ensure(ctx context.Context, conn *zk.Conn, path string, data 
 // createEndpoint creates the ephemeral node of an endpoint of role, and
 // its missing parents.
 func (r *Registry) createEndpoint(conn *zk.Conn, path string, data []byte, role registry.Role) error {
-	kind, dirKind := NodeProvider, NodeProviders
-	if role == registry.Consumer {
-		kind, dirKind = NodeConsumer, NodeConsumers
-	}
+	kind, dirKind := endpointKinds(role)
 	return r.create(conn, path, data, zk.FlagEphemeral, kind, dirKind)
+}
+
+// endpointKinds returns the node kinds of an endpoint of role and of its
+// parent.
+func endpointKinds(role registry.Role) (kind, dirKind NodeKind) {
+	if role == registry.Consumer {
+		return NodeConsumer, NodeConsumers
+	}
+	return NodeProvider, NodeProviders
+}
+
+// replaceEndpoint replaces the node at path, of version version, by our
+// ephemeral node of an endpoint of role, in one transaction: a watcher
+// never lists the key without this endpoint in between. (Deleting and then
+// creating left a gap of a round trip; providers that start new sessions
+// together, as after a ZooKeeper outage, could all be in it at once, and a
+// consumer that listed then saw only the others.)
+func (r *Registry) replaceEndpoint(conn *zk.Conn, path string, data []byte, version int32, role registry.Role) error {
+	kind, _ := endpointKinds(role)
+	acl, err := r.aclFor(kind, path)
+	if err != nil {
+		return err
+	}
+	res, err := conn.Multi(&zk.DeleteRequest{Path: path, Version: version},
+		&zk.CreateRequest{Path: path, Data: data, Acl: acl, Flags: zk.FlagEphemeral})
+	for i := 0; err == nil && i < len(res); i++ {
+		err = res[i].Error // go-zk may report a failed op only here
+	}
+	if err != nil {
+		return fmt.Errorf("replace %q: %w", path, err)
+	}
+	return nil
 }
 
 // create creates path holding data, with flags and the ACL of kind, and
