@@ -19,8 +19,8 @@ const maxAttempts = 16
 // Register creates (or replaces) e's ephemeral node and keeps it there:
 // after a session expiry the registry creates it again in the new session.
 // A node of the same path owned by another session (a stale node of an
-// earlier session of this process, or a process that died) is deleted and
-// created anew. A request lost with its connection is tried again, on the
+// earlier session of this process, or a process that died) is replaced in
+// one transaction, so watchers never miss e. A request lost with its connection is tried again, on the
 // connection go-zk opens next, for up to a session timeout; Register
 // returns an error, and does not remember e, if ZooKeeper cannot be
 // reached for that long. go-zk does not take a context, so ctx is checked
