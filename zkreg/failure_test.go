@@ -6,6 +6,7 @@ package zkreg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -128,6 +129,31 @@ func TestReplacedNodeNeverMissing(t *testing.T) {
 	}
 	if _, st, err := e.raw.Get(path); err != nil || st.EphemeralOwner != r.SessionID() {
 		t.Errorf("node after Register: %v, owner %#x (want %#x)", err, st.EphemeralOwner, r.SessionID())
+	}
+}
+
+// TestReplaceEndpointFails: a replacement that loses a race (the node gone
+// or changed) fails with the error ensure looks again on, and changes
+// nothing.
+func TestReplaceEndpointFails(t *testing.T) {
+	e := newEnv(t)
+	r := e.open(e.options())
+	path := r.paths.endpoint(prov(registry.Key{Service: "pkg.ReplaceRace"}, "10.0.0.1:80"))
+	if err := r.mkdirs(r.conn(), parent(path), NodeProviders); err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(`{"addr":"10.0.0.1:80"}`)
+	if err := r.replaceEndpoint(r.conn(), path, data, 0, registry.Provider); !errors.Is(err, zk.ErrNoNode) {
+		t.Errorf("replacing a missing node: %v, want ErrNoNode", err)
+	}
+	if _, err := e.raw.Create(path, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.replaceEndpoint(r.conn(), path, data, 1, registry.Provider); !errors.Is(err, zk.ErrBadVersion) {
+		t.Errorf("replacing a node of another version: %v, want ErrBadVersion", err)
+	}
+	if _, st, err := e.raw.Get(path); err != nil || st.EphemeralOwner != e.raw.SessionID() {
+		t.Errorf("node after the failed replacements: %v, owner %#x (want the old %#x)", err, st.EphemeralOwner, e.raw.SessionID())
 	}
 }
 

@@ -265,12 +265,9 @@ func (r *Registry) replaceEndpoint(conn *zk.Conn, path string, data []byte, vers
 	if err != nil {
 		return err
 	}
-	res, err := conn.Multi(&zk.DeleteRequest{Path: path, Version: version},
+	_, err = conn.Multi(&zk.DeleteRequest{Path: path, Version: version},
 		&zk.CreateRequest{Path: path, Data: data, Acl: acl, Flags: zk.FlagEphemeral})
-	for i := 0; err == nil && i < len(res); i++ {
-		err = res[i].Error // go-zk may report a failed op only here
-	}
-	if err != nil {
+	if err != nil { // the first failed operation's error
 		return fmt.Errorf("replace %q: %w", path, err)
 	}
 	return nil
