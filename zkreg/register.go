@@ -20,8 +20,9 @@ const maxAttempts = 16
 // after a session expiry the registry creates it again in the new session.
 // A node of the same path owned by another session (a stale node of an
 // earlier session of this process, or a process that died) is replaced in
-// one transaction, so watchers never miss e. A request lost with its connection is tried again, on the
-// connection go-zk opens next, for up to a session timeout; Register
+// one transaction, so watchers never miss e. A request lost with its
+// connection is tried again, on the connection go-zk opens next, for up to
+// a session timeout; Register
 // returns an error, and does not remember e, if ZooKeeper cannot be
 // reached for that long. go-zk does not take a context, so ctx is checked
 // between requests.
