@@ -100,8 +100,11 @@
 //   - Providers: a node lives as long as the session. When the session
 //     expires, the registry gets a new one and creates every registered
 //     node again. A node of the same path owned by another session
-//     (Stat.EphemeralOwner) is deleted and created anew, so it cannot
-//     vanish later when the old session finally expires. A node deleted
+//     (Stat.EphemeralOwner) is replaced by ours in one transaction, so it
+//     cannot vanish later when the old session finally expires, and a
+//     watcher never lists the key without it in between (providers that
+//     start new sessions together, as after a ZooKeeper outage, would
+//     otherwise all be missing for a moment). A node deleted
 //     behind the provider's back while its session lives (an operator, a
 //     tool) is created again; one that another live session took over
 //     meanwhile is left to it and logged, so two processes claiming one

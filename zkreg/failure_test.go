@@ -6,8 +6,10 @@ package zkreg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -80,6 +82,92 @@ func TestStaleNodeReplaced(t *testing.T) {
 	if st.EphemeralOwner != r.SessionID() || !strings.Contains(string(data), `"app":"test"`) {
 		t.Errorf("node owner %#x (want %#x), data %s", st.EphemeralOwner, r.SessionID(), data)
 	}
+}
+
+// TestReplacedNodeNeverMissing: a registry replacing a node of another
+// session at its path (its own expired session's, as after a ZooKeeper
+// outage) never leaves the path empty: a watcher that reads right after
+// the old node's deletion finds the new one. The registry's writes are
+// slowed down, so a delete and a create sent apart would leave a gap of
+// at least that long.
+func TestReplacedNodeNeverMissing(t *testing.T) {
+	e := newEnv(t)
+	var delay atomic.Int64 // per write of the registry's connection
+	o := e.options()
+	o.Dial = func(network, address string, timeout time.Duration) (net.Conn, error) {
+		c, err := net.DialTimeout(network, address, timeout)
+		if err != nil {
+			return nil, err
+		}
+		return &slowConn{Conn: c, delay: &delay}, nil
+	}
+	r := e.open(o)
+	k := registry.Key{Service: "pkg.Replace"}
+	ep := prov(k, "10.0.0.1:80")
+	path := r.paths.endpoint(ep)
+	if err := r.mkdirs(r.conn(), parent(path), NodeProviders); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.raw.Create(path, []byte(`{"addr":"10.0.0.1:80","app":"old"}`), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	ok, _, ch, err := e.raw.ExistsW(path)
+	if err != nil || !ok {
+		t.Fatalf("watch the old node: exists %t, %v", ok, err)
+	}
+	seen := make(chan string, 1)
+	go func() {
+		ev := <-ch
+		ok, _, err := e.raw.Exists(path)
+		seen <- fmt.Sprintf("%v, then exists %t (%v)", ev.Type, ok, err)
+	}()
+	delay.Store(int64(300 * time.Millisecond))
+	mustRegister(t, r, ep)
+	delay.Store(0)
+	if got, want := <-seen, fmt.Sprintf("%v, then exists true (<nil>)", zk.EventNodeDeleted); got != want {
+		t.Errorf("watcher of the replaced node saw %s; want %s", got, want)
+	}
+	if _, st, err := e.raw.Get(path); err != nil || st.EphemeralOwner != r.SessionID() {
+		t.Errorf("node after Register: %v, owner %#x (want %#x)", err, st.EphemeralOwner, r.SessionID())
+	}
+}
+
+// TestReplaceEndpointFails: a replacement that loses a race (the node gone
+// or changed) fails with the error ensure looks again on, and changes
+// nothing.
+func TestReplaceEndpointFails(t *testing.T) {
+	e := newEnv(t)
+	r := e.open(e.options())
+	path := r.paths.endpoint(prov(registry.Key{Service: "pkg.ReplaceRace"}, "10.0.0.1:80"))
+	if err := r.mkdirs(r.conn(), parent(path), NodeProviders); err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(`{"addr":"10.0.0.1:80"}`)
+	if err := r.replaceEndpoint(r.conn(), path, data, 0, registry.Provider); !errors.Is(err, zk.ErrNoNode) {
+		t.Errorf("replacing a missing node: %v, want ErrNoNode", err)
+	}
+	if _, err := e.raw.Create(path, data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.replaceEndpoint(r.conn(), path, data, 1, registry.Provider); !errors.Is(err, zk.ErrBadVersion) {
+		t.Errorf("replacing a node of another version: %v, want ErrBadVersion", err)
+	}
+	if _, st, err := e.raw.Get(path); err != nil || st.EphemeralOwner != e.raw.SessionID() {
+		t.Errorf("node after the failed replacements: %v, owner %#x (want the old %#x)", err, st.EphemeralOwner, e.raw.SessionID())
+	}
+}
+
+// slowConn delays every write by delay.
+type slowConn struct {
+	net.Conn
+	delay *atomic.Int64
+}
+
+func (c *slowConn) Write(p []byte) (int, error) {
+	if d := time.Duration(c.delay.Load()); d > 0 {
+		time.Sleep(d) // injected latency, not a wait
+	}
+	return c.Conn.Write(p)
 }
 
 func TestShortDisconnectNoFlap(t *testing.T) {

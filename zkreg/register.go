@@ -19,9 +19,10 @@ const maxAttempts = 16
 // Register creates (or replaces) e's ephemeral node and keeps it there:
 // after a session expiry the registry creates it again in the new session.
 // A node of the same path owned by another session (a stale node of an
-// earlier session of this process, or a process that died) is deleted and
-// created anew. A request lost with its connection is tried again, on the
-// connection go-zk opens next, for up to a session timeout; Register
+// earlier session of this process, or a process that died) is replaced in
+// one transaction, so watchers never miss e. A request lost with its
+// connection is tried again, on the connection go-zk opens next, for up to
+// a session timeout; Register
 // returns an error, and does not remember e, if ZooKeeper cannot be
 // reached for that long. go-zk does not take a context, so ctx is checked
 // between requests.
@@ -216,10 +217,14 @@ func (r *Registry) ensure(ctx context.Context, conn *zk.Conn, path string, data 
 			// the server has not removed yet, or a dead process at the same
 			// address. Replace it, so the node lives as long as we do.
 			r.log.Info("zkreg: replacing a node of another session", "path", path, "owner", fmt.Sprintf("%#x", st.EphemeralOwner))
-			if err := conn.Delete(path, st.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+			switch err := r.replaceEndpoint(conn, path, data, st.Version, role); {
+			case err == nil:
+				return nil
+			case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists):
+				continue // raced with the server expiring it, or another writer
+			default:
 				return err
 			}
-			continue
 		}
 		switch err := r.createEndpoint(conn, path, data, role); {
 		case err == nil:
@@ -236,11 +241,37 @@ func (r *Registry) ensure(ctx context.Context, conn *zk.Conn, path string, data 
 // createEndpoint creates the ephemeral node of an endpoint of role, and
 // its missing parents.
 func (r *Registry) createEndpoint(conn *zk.Conn, path string, data []byte, role registry.Role) error {
-	kind, dirKind := NodeProvider, NodeProviders
-	if role == registry.Consumer {
-		kind, dirKind = NodeConsumer, NodeConsumers
-	}
+	kind, dirKind := endpointKinds(role)
 	return r.create(conn, path, data, zk.FlagEphemeral, kind, dirKind)
+}
+
+// endpointKinds returns the node kinds of an endpoint of role and of its
+// parent.
+func endpointKinds(role registry.Role) (kind, dirKind NodeKind) {
+	if role == registry.Consumer {
+		return NodeConsumer, NodeConsumers
+	}
+	return NodeProvider, NodeProviders
+}
+
+// replaceEndpoint replaces the node at path, of version version, by our
+// ephemeral node of an endpoint of role, in one transaction: a watcher
+// never lists the key without this endpoint in between. (Deleting and then
+// creating left a gap of a round trip; providers that start new sessions
+// together, as after a ZooKeeper outage, could all be in it at once, and a
+// consumer that listed then saw only the others.)
+func (r *Registry) replaceEndpoint(conn *zk.Conn, path string, data []byte, version int32, role registry.Role) error {
+	kind, _ := endpointKinds(role)
+	acl, err := r.aclFor(kind, path)
+	if err != nil {
+		return err
+	}
+	_, err = conn.Multi(&zk.DeleteRequest{Path: path, Version: version},
+		&zk.CreateRequest{Path: path, Data: data, Acl: acl, Flags: zk.FlagEphemeral})
+	if err != nil { // the first failed operation's error
+		return fmt.Errorf("replace %q: %w", path, err)
+	}
+	return nil
 }
 
 // create creates path holding data, with flags and the ACL of kind, and
