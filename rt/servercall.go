@@ -85,10 +85,21 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 	if !oneway {
 		c.mu.Lock()
 		_, dup := c.calls[f.ID]
-		if !dup {
+		gone := isClosed(c.closed)
+		if !dup && !gone {
 			c.calls[f.ID] = sc
 		}
 		c.mu.Unlock()
+		if gone {
+			// The connection closed while this request was read: close
+			// has canceled the calls it tracked, and would never cancel
+			// this one. Nobody is left to answer.
+			me.reuseRequest(req)
+			if s.conc != nil {
+				s.conc.Release()
+			}
+			return nil
+		}
 		if dup {
 			// A broken client: refuse the second call, and keep the
 			// first one tracked, so that a cancel or the connection's
@@ -323,4 +334,14 @@ func errorMessage(err error) string {
 		return e.Message
 	}
 	return err.Error()
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
