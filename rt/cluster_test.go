@@ -109,8 +109,8 @@ type cluster struct {
 	cli   *rt.Client
 	obs   *countObserver
 	clock *fakeClock
-	// srvOpts are the providers' options; set them before start.
-	srvOpts []rt.ServerOption
+	// srvOpts gives provider i's options; nil: none.
+	srvOpts func(i int) []rt.ServerOption
 }
 
 func newCluster(t *testing.T, n int, cliOpts ...rt.ClientOption) *cluster {
@@ -124,8 +124,9 @@ func newClusterWith(t *testing.T, n int, setup func(i int, impl *testImpl), cliO
 	return newClusterServing(t, n, setup, nil, cliOpts...)
 }
 
-// newClusterServing is newClusterWith with the providers' options.
-func newClusterServing(t *testing.T, n int, setup func(i int, impl *testImpl), srvOpts []rt.ServerOption, cliOpts ...rt.ClientOption) *cluster {
+// newClusterServing is newClusterWith with each provider's options
+// (srvOpts nil: none).
+func newClusterServing(t *testing.T, n int, setup func(i int, impl *testImpl), srvOpts func(i int) []rt.ServerOption, cliOpts ...rt.ClientOption) *cluster {
 	t.Helper()
 	checkLeaks(t)
 	c := &cluster{t: t, net: memnet.New(), reg: registry.NewMemory(), obs: &countObserver{}, clock: newFakeClock(), srvOpts: srvOpts}
@@ -170,7 +171,11 @@ func (c *cluster) start(i int) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	srv := rt.NewServer(c.srvOpts...)
+	var opts []rt.ServerOption
+	if c.srvOpts != nil {
+		opts = c.srvOpts(i)
+	}
+	srv := rt.NewServer(opts...)
 	srv.RegisterService(&testDesc, c.impls[i])
 	srv.RegisterService(&feedDesc, c.feeds[i])
 	done := make(chan error, 1)
@@ -698,7 +703,15 @@ func TestPluggedBalancer(t *testing.T) {
 // A call that a busy provider refuses (Limits.MaxCalls) did not run:
 // even a non-idempotent one goes on to another provider.
 func TestRefusedCallsGoElsewhere(t *testing.T) {
-	c := newClusterServing(t, 2, func(int, *testImpl) {}, []rt.ServerOption{rt.WithLimits(rt.Limits{MaxCalls: 1})}, rt.WithBalancer(lastNode{}))
+	// Only provider 1 is limited: provider 0 may still hold the slot of
+	// the call before while it takes the next.
+	limit1 := func(i int) []rt.ServerOption {
+		if i == 1 {
+			return []rt.ServerOption{rt.WithLimits(rt.Limits{MaxCalls: 1})}
+		}
+		return nil
+	}
+	c := newClusterServing(t, 2, func(int, *testImpl) {}, limit1, rt.WithBalancer(lastNode{}))
 	ctx, cancel := context.WithCancel(ctxT(t))
 	held := make(chan error, 1)
 	go func() {
