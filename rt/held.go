@@ -35,8 +35,8 @@ func (h *heldBytes) release(n int) {
 // over returns, when more than the limit is held, a channel closed once it
 // is not; nil when the limit holds.
 func (h *heldBytes) over() <-chan struct{} {
-	if h.limit == 0 {
-		return nil
+	if h.limit == 0 || h.n.Load() <= h.limit {
+		return nil // the common case, without the lock all readers share
 	}
 	h.mu.Lock()
 	ch := h.freed // taken before the check: a release after it closes ch

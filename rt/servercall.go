@@ -269,7 +269,11 @@ func authorize(ctx *callCtx, me *methodEntry, o *serverConfig) error {
 // message, written as mode says.
 func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode sock.WriteMode) {
 	h := wire.Header{Type: wire.TypeResponse, ID: id}
-	if cerr := c.fits(&h, resp, err, md); cerr != nil {
+	size := 0 // the response's, computed once: Size walks the message
+	if err == nil && resp != nil {
+		size = resp.Size()
+	}
+	if cerr := c.fits(&h, size, err, md); cerr != nil {
 		// The client would close the connection on it (and fail its other
 		// calls): this call alone fails.
 		resp, err, md = nil, cerr, nil
@@ -283,8 +287,8 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode sock.
 		werr = c.w.Write(func(b []byte) []byte {
 			return wire.AppendFrame(b, &h, md, []byte(errorMessage(err)))
 		}, mode)
-	} else if c.comp && c.srv.o.compress > 0 && resp.Size() >= c.srv.o.compress {
-		body := resp.MarshalAppend(make([]byte, 0, resp.Size()))
+	} else if c.comp && c.srv.o.compress > 0 && size >= c.srv.o.compress {
+		body := resp.MarshalAppend(make([]byte, 0, size))
 		werr = c.w.Write(func(b []byte) []byte {
 			cz := c.srv.o.compressors.Get().(*wire.Compressor)
 			b = cz.AppendFrame(b, &h, md, body, c.srv.o.compress)
@@ -292,7 +296,6 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode sock.
 			return b
 		}, mode)
 	} else {
-		size := resp.Size()
 		werr = c.w.Write(func(b []byte) []byte {
 			// Grown once: a large response is not grown append by append.
 			b = slices.Grow(b, wire.FrameSize(&h, md, size))
@@ -305,14 +308,11 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode sock.
 }
 
 // fits checks an answer against the client's announced limits: nil, or
-// the error to answer with instead.
-func (c *serverConn) fits(h *wire.Header, resp Message, err error, md MD) *Error {
-	size := 0
-	switch {
-	case err != nil:
+// the error to answer with instead. size is the response's size when err
+// is nil.
+func (c *serverConn) fits(h *wire.Header, size int, err error, md MD) *Error {
+	if err != nil {
 		size = len(errorMessage(err))
-	case resp != nil:
-		size = resp.Size()
 	}
 	cerr := c.limits.CheckSend(h, md, size)
 	if cerr == nil {
