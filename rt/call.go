@@ -38,9 +38,6 @@ type call struct {
 	a    attempt      // the attempt of the sequential path, reused
 	pick balance.Info // the balancer's input; Tried is kept as scratch
 	key  []byte       // hash key scratch
-	// again: an attempt lost with its connection before it left went
-	// back to its provider once (see failover).
-	again bool
 }
 
 func newCall(c *Client) *call {
@@ -125,8 +122,8 @@ func (k *call) run() error {
 // tried yet, until one succeeds or the policy says stop.
 func (k *call) failover() error {
 	k.pick = balance.Info{Key: k.hashKey(), Tried: k.pick.Tried[:0], Now: k.start}
-	k.again = false
 	now := k.start
+	again := false // an attempt lost with its connection went back to its provider
 	var err error
 	ran, att := 0, 0    // attempts that may have executed, attempts made
 	for n := 1; ; n++ { // n counts picks: attempts and picks that found no provider
@@ -162,8 +159,8 @@ func (k *call) failover() error {
 		// (a provider restarted since the last call) may go to the same
 		// provider once more, on a new connection: with one provider, the
 		// first call after a restart would fail otherwise.
-		if !k.again && isLostBeforeSent(err) {
-			k.again = true
+		if !again && isLostBeforeSent(err) {
+			again = true
 		} else {
 			k.pick.Tried = append(k.pick.Tried, i)
 		}
@@ -200,17 +197,16 @@ func (k *call) setView(v *svcView, now time.Time) {
 // tries left, every provider listed already tried or refused by its
 // breaker, the deadline or the context.
 func (k *call) awaitProvider(n int) (time.Time, bool) {
-	now := k.c.o.clock.Now()
 	if n >= k.tries || k.mode != FaultFailover || len(k.v.eps) > 0 && len(k.pick.Tried) >= len(k.v.eps) {
-		return now, false
+		return time.Time{}, false
 	}
 	if !k.sleep(max(backoff(k.info.Method.Policy.Retry, n, rand.Float64()), minRepickWait)) {
-		return now, false
+		return time.Time{}, false
 	}
-	now = k.c.o.clock.Now()
+	now := k.c.o.clock.Now()
 	v := k.st.current(now)
 	if v == nil || !k.deadline.IsZero() && !time.Now().Before(k.deadline) {
-		return now, false
+		return time.Time{}, false
 	}
 	k.setView(v, now)
 	k.pick.Tried = k.pick.Tried[:0] // indexes of the old view

@@ -101,7 +101,8 @@ func WithLimits(l Limits) ServerOption {
 // is the request is fine: it is written before the request is reset).
 // What the request holds (strings, byte slices, nested messages, lists,
 // maps) is never reused and may be kept. Streams' messages are not
-// reused.
+// reused, nor are the requests of calls over gRPC: reuse covers unary
+// calls on yrpc's own protocol.
 func WithRequestReuse(on bool) ServerOption {
 	return serverOption(func(c *serverConfig) { c.reuseRequests = on })
 }

@@ -2,18 +2,13 @@ package conn
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
 	"net"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/yrpc/yrpc/internal/testcerts"
 	"github.com/yrpc/yrpc/rt/wire"
 )
 
@@ -25,7 +20,8 @@ import (
 // its answer arrive. A peeker built on the *tls.Conn would report nothing,
 // ever.
 func TestPeekerUnderTLS(t *testing.T) {
-	cert, roots := selfSigned(t)
+	ca := testcerts.NewCA(t, "test CA")
+	cert, roots := ca.Issue(t, testcerts.Leaf{CN: "server"}), ca.Pool
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -76,30 +72,4 @@ func TestPeekerUnderTLS(t *testing.T) {
 		}
 		runtime.Gosched() // polls a condition; the test does not wait for time
 	}
-}
-
-// selfSigned returns a certificate for 127.0.0.1 and the roots that trust it.
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "server"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:    x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, roots
 }

@@ -253,10 +253,6 @@ func (r *Reader) Ready() bool {
 // Buffered returns how many bytes after the last frame are buffered.
 func (r *Reader) Buffered() int { return r.br.Buffered() - r.consumed }
 
-// InHeaderBlock reports whether a header block is unfinished: the next
-// frame must be its CONTINUATION.
-func (r *Reader) InHeaderBlock() bool { return r.block != 0 }
-
 // Next reads the next frame into f. It returns the connection's error, a
 // *ConnError or a *StreamError (f then holds the frame, whose stream the
 // caller resets; reading may go on).

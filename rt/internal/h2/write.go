@@ -102,9 +102,6 @@ func (e *BlockEncoder) Field(name, value string, sensitive bool) {
 	e.b = e.enc.AppendField(e.b, name, value, sensitive)
 }
 
-// Len returns the size of the block so far.
-func (e *BlockEncoder) Len() int { return len(e.b) - e.start - FrameHeaderLen }
-
 // End frames the block as a HEADERS frame on stream (with END_STREAM if
 // endStream) and CONTINUATION frames of at most maxFrame bytes each, and
 // returns the buffer given to Start with the frames appended.
