@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -61,7 +62,7 @@ const registerRetry = 50 * time.Millisecond
 // connection it succeeded on. Called with regMu held.
 func (r *Registry) ensureRetrying(ctx context.Context, path string, data []byte, role registry.Role) (*zk.Conn, error) {
 	start := time.Now()
-	for {
+	for try := 0; ; try++ {
 		conn, err := r.writeConn(ctx)
 		if err != nil {
 			return nil, err
@@ -70,7 +71,13 @@ func (r *Registry) ensureRetrying(ctx context.Context, path string, data []byte,
 		if err == nil || !connectionLost(err) || time.Since(start) >= r.timeout {
 			return conn, err
 		}
-		r.log.Warn("zkreg: registration lost with its connection; trying again", "path", path, "err", err, "in", registerRetry)
+		// One warning per registration; the retries every registerRetry
+		// after it are debug lines.
+		level := slog.LevelDebug
+		if try == 0 {
+			level = slog.LevelWarn
+		}
+		r.log.Log(ctx, level, "zkreg: registration lost with its connection; trying again", "path", path, "err", err, "every", registerRetry)
 		t := time.NewTimer(registerRetry)
 		select {
 		case <-ctx.Done():
