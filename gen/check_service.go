@@ -6,18 +6,13 @@ import (
 	"unicode"
 
 	"github.com/yrpc/yrpc/gen/names"
+	"github.com/yrpc/yrpc/rt/balance"
 )
 
 // faultModes maps the spec's fault modes to their rt constants.
 var faultModes = map[string]string{
 	"": "", "failover": "FaultFailover", "failfast": "FaultFailfast",
 	"failsafe": "FaultFailsafe", "forking": "FaultForking",
-}
-
-// balancers are the spec's balancer names.
-var balancers = map[string]bool{
-	"": true, "random": true, "round_robin": true, "weighted_round_robin": true,
-	"least_active": true, "p2c": true, "consistent_hash": true, "consistent_hash_bounded": true,
 }
 
 // failCodes are the names of the rt.Code values a mock may fail with:
@@ -60,7 +55,7 @@ func (c *checker) declareService(s *Service) {
 func (c *checker) service(sm *svcModel) {
 	s := sm.Service
 	at := typeAt(s.Pos, s.Name)
-	if !balancers[s.Balance] {
+	if s.Balance != "" && !slices.Contains(balance.Names(), s.Balance) {
 		c.add(at, "unknown balancer %q", s.Balance)
 	}
 	if r := s.RateLimit; r != nil && (!(r.Rate > 0) || r.Burst < 1) {

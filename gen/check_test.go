@@ -252,7 +252,11 @@ func TestProtoNames(t *testing.T) {
 	}
 	s = validSpec()
 	s.Messages[1].Name = "User"
-	for _, p := range gen.Check(s) {
+	ps := gen.Check(s)
+	if len(ps) == 0 {
+		t.Fatal("two messages named User: Check found nothing")
+	}
+	for _, p := range ps {
 		if strings.Contains(p.Msg, "protobuf name") {
 			t.Errorf("a Go clash reported again: %s", p)
 		}

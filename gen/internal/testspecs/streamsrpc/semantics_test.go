@@ -16,9 +16,8 @@ import (
 // The tests below state what generated stream code sees from the runtime
 // in the corner cases where it once failed: each failed before its fix.
 
-// The server validates every request before the handler sees it, as it
-// does for unary calls (Last answers InvalidArgument); stream messages are
-// not validated.
+// The server validates every request before the handler sees it: stream
+// messages as well as unary requests (both answer InvalidArgument).
 func TestStreamMessagesValidated(t *testing.T) {
 	e := start(t)
 	if _, err := e.feed.Last(ctxT(t), &streamsrpc.Topic{}); rt.CodeOf(err) != rt.InvalidArgument {
@@ -35,10 +34,9 @@ func TestStreamMessagesValidated(t *testing.T) {
 }
 
 // A Send that fails locally (here: the request is larger than the peer's
-// max frame size) leaves the stream open: the stub can only return the
-// error, the stream keeps its slot (Active stays 1) and the server's
-// handler waits for the request until the caller's context ends. gRPC-Go
-// ends a stream whose SendMsg fails.
+// max frame size) ends the stream, as gRPC-Go does: its slot is given
+// back (Active falls to 0) and the server's handler does not wait for the
+// request until the caller's context ends.
 func TestStreamFailedSendEndsStream(t *testing.T) {
 	e := start(t)
 	ctx := ctxT(t)
@@ -66,9 +64,9 @@ func (noAnswer) Upload(rt.ClientStreamingServer[streamsrpc.Chunk, streamsrpc.Sum
 }
 
 // A client-stream handler that returns without SendAndClose gives the
-// client io.EOF from CloseAndRecv, with a nil response; gRPC-Go answers
-// Internal (a cardinality violation), as a unary handler returning a nil
-// response gets here.
+// client Internal from CloseAndRecv (a cardinality violation, as gRPC-Go
+// answers), as a unary handler returning a nil response does; not io.EOF
+// with a nil response.
 func TestStreamClientStreamWithoutResponse(t *testing.T) {
 	e := start(t, noAnswer{})
 	s, err := e.feed.Upload(ctxT(t))

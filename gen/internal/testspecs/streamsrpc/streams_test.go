@@ -368,9 +368,7 @@ func TestWatchShutdown(t *testing.T) {
 
 // The schema's MaxMessageSize (Upload's is 1 KiB) bounds each encoded
 // message of a stream: a chunk of 1024 bytes goes, one of 1025 is refused
-// with ResourceExhausted. This needs rt at main's 4efd6b9 or later
-// ("streams enforce the method's MaxMessageSize"), which this branch's
-// base predates.
+// with ResourceExhausted.
 func TestMaxMessageSize(t *testing.T) {
 	e := start(t)
 	s, err := e.feed.Upload(ctxT(t))
