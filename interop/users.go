@@ -61,15 +61,9 @@ func (u *Users) Get(ctx context.Context, req *userrpc.GetUser) (*userrpc.User, e
 	case 404:
 		return nil, rt.Errorf(rt.NotFound, "user %d not found", req.ID)
 	case 999:
-		select {
-		case u.Waiting <- struct{}{}:
-		default:
-		}
+		notify(u.Waiting, struct{}{})
 		<-ctx.Done()
-		select {
-		case u.Ended <- ctx.Err():
-		default:
-		}
+		notify(u.Ended, ctx.Err())
 		return nil, ctx.Err()
 	}
 	return &userrpc.User{

@@ -50,7 +50,7 @@ type load struct {
 	gets, puts atomic.Int64
 	behind     atomic.Int64    // calls the pacer could not hand out: the workers were all busy
 	frz        *freeze.Watcher // this process's freezes; nil in tests
-	freezes    []Freeze        // from minFreeze on, taken from frz by counts; guarded by mu
+	freezes    []Freeze        // tests' freezes, when frz is nil
 
 	mu       sync.Mutex
 	getFail  map[string]int // by code
@@ -199,15 +199,16 @@ func (l *load) acked() []int64 {
 // counts returns copies of the failure counts, the listed failures and
 // the freezes.
 func (l *load) counts() (getFail, putFail map[string]int, failures []Failure, freezes []Freeze) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	freezes = slices.Clone(l.freezes)
 	if l.frz != nil {
-		l.freezes = l.freezes[:0]
+		freezes = nil
 		for _, f := range l.frz.Freezes() {
-			l.freezes = append(l.freezes, Freeze{At: f.At.Seconds(), MS: float64(f.Len) / 1e6})
+			freezes = append(freezes, Freeze{At: f.At.Seconds(), MS: float64(f.Len) / 1e6})
 		}
 	}
-	return maps.Clone(l.getFail), maps.Clone(l.putFail), slices.Clone(l.failures), slices.Clone(l.freezes)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.getFail), maps.Clone(l.putFail), slices.Clone(l.failures), freezes
 }
 
 // longestFreeze returns the longest of freezes that overlaps the window
