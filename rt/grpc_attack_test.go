@@ -330,6 +330,9 @@ func TestGRPCAttackRapidReset(t *testing.T) {
 			}
 		}
 		t.Logf("%d of %d attacking connections got GOAWAY", goAways, conns)
+		if goAways != conns {
+			t.Errorf("%d of %d attacking connections got GOAWAY, want every one (the reset budget)", goAways, conns)
+		}
 	})
 }
 
