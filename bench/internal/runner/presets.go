@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/yrpc/yrpc/bench/internal/impl"
@@ -59,8 +60,9 @@ func (p preset) args(args []string) []string {
 	impls := slices.DeleteFunc(slices.Clone(p.impls), func(name string) bool { return !impl.Has(name) })
 	out := p.out
 	if slices.ContainsFunc(args, func(a string) bool {
-		a = strings.TrimLeft(a, "-")
-		return a == "quick" || a == "quick=true"
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		on, err := strconv.ParseBool(val)
+		return name == "quick" && (!hasVal || err == nil && on) // as package flag reads a bool flag
 	}) {
 		out = filepath.Join(out, "quick")
 	}

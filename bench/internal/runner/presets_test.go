@@ -28,6 +28,8 @@ func TestPresetArgs(t *testing.T) {
 		{nil, []string{"-impls", impls, "-c", "1,64", "-out", "results/x"}},
 		{[]string{"-quick"}, []string{"-impls", impls, "-c", "1,64", "-out", filepath.Join("results/x", "quick")}},
 		{[]string{"--quick=true", "-n", "5"}, []string{"-impls", impls, "-c", "1,64", "-out", filepath.Join("results/x", "quick")}},
+		{[]string{"-quick=1"}, []string{"-impls", impls, "-c", "1,64", "-out", filepath.Join("results/x", "quick")}},
+		{[]string{"-quick=false"}, []string{"-impls", impls, "-c", "1,64", "-out", "results/x"}},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, p.args(tt.args)); diff != "" {
