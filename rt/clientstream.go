@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/yrpc/yrpc/rt/balance"
@@ -134,17 +135,18 @@ type clientStream struct {
 	tries  int // server streams: how many providers may be tried in all
 
 	mu       sync.Mutex
-	opened   int // tries opened (or being opened); the last is the current one
-	cur      *streamTry
-	replay   []byte      // a retryable server stream's request, to send again
-	halfDone bool        // CloseSend was called
-	received bool        // a response reached the caller: no more retries
-	finished bool        // the stream's call event is out
-	pending  func() bool // stops finishing on the context's end while a retry may follow
+	opened   int                       // tries opened (or being opened); the last is the current one
+	cur      atomic.Pointer[streamTry] // set under mu, read without it
+	replay   []byte                    // a retryable server stream's request, to send again
+	halfDone bool                      // CloseSend was called
+	received bool                      // a response reached the caller: no more retries
+	finished bool                      // the stream's call event is out
+	pending  func() bool               // stops finishing on the context's end while a retry may follow
 
-	// RecvMsg returned the stream's end; only RecvMsg's goroutine uses it
-	// (one goroutine receives, as the stream's contract says).
-	recvOver bool
+	// RecvMsg returned the stream's end, or a message (so received is
+	// set); only RecvMsg's goroutine uses them (one goroutine receives,
+	// as the stream's contract says).
+	recvOver, recvSeen bool
 }
 
 // streamTry is the stream on one provider; it settles with that
@@ -185,7 +187,7 @@ func (s *clientStream) openNext() error {
 		}
 		if err = t.open(); err == nil {
 			s.mu.Lock()
-			s.cur = t
+			s.cur.Store(t)
 			s.mu.Unlock()
 			return nil
 		}
@@ -305,11 +307,7 @@ func (s *clientStream) finish(err error) {
 	observeStream(s.c, s.st, s.info, err, s.start)
 }
 
-func (s *clientStream) try() *streamTry {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cur
-}
+func (s *clientStream) try() *streamTry { return s.cur.Load() }
 
 func (s *clientStream) Context() context.Context { return s.ctx }
 
@@ -318,11 +316,13 @@ func (s *clientStream) Context() context.Context { return s.ctx }
 // does: the server's handler is canceled, and the error is returned.
 func (s *clientStream) SendMsg(m Message) error {
 	t := s.try()
-	s.mu.Lock()
-	if s.tries > 1 && s.replay == nil && !s.received {
-		s.replay = m.MarshalAppend(nil) // the one request, should a retry need it
+	if s.tries > 1 {
+		s.mu.Lock()
+		if s.replay == nil && !s.received {
+			s.replay = m.MarshalAppend(nil) // the one request, should a retry need it
+		}
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
 	err := streamError(t.cs.Send(m))
 	if CodeOf(err) == ResourceExhausted && !IsRemote(err) {
 		e := unwrapNotSent(err).(*Error)
@@ -348,9 +348,12 @@ func (s *clientStream) RecvMsg(m Message) error {
 		err := t.cs.Recv(m)
 		switch {
 		case err == nil:
-			s.mu.Lock()
-			s.received = true
-			s.mu.Unlock()
+			if !s.recvSeen {
+				s.recvSeen = true
+				s.mu.Lock()
+				s.received = true
+				s.mu.Unlock()
+			}
 			return nil
 		case err == io.EOF:
 			s.recvOver = true

@@ -3,7 +3,6 @@ package rt
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	"github.com/yrpc/yrpc/rt/internal/conn"
@@ -296,9 +295,8 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode sock.
 			return b
 		}, mode)
 	} else {
-		werr = c.w.Write(func(b []byte) []byte {
-			// Grown once: a large response is not grown append by append.
-			b = slices.Grow(b, wire.FrameSize(&h, md, size))
+		// Sized: a large response is not grown append by append.
+		werr = c.w.WriteSized(wire.FrameSize(&h, md, size), func(b []byte) []byte {
 			return resp.MarshalAppend(wire.AppendHeader(b, &h, md, size))
 		}, mode)
 	}

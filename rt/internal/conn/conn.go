@@ -482,8 +482,7 @@ func (c *Conn) write(r *Request, p *Pending, h *wire.Header, size int, mode sock
 		frame = cz.AppendFrame(p.frame[:0], h, r.MD, r.Req.MarshalAppend(make([]byte, 0, size)), c.cfg.Compress)
 		c.cfg.Compressors.Put(cz)
 	case size > maxFrameScratch:
-		return c.w.WriteBefore(func(b []byte) []byte {
-			b = slices.Grow(b, wire.FrameSize(h, r.MD, size))
+		return c.w.WriteBefore(wire.FrameSize(h, r.MD, size), func(b []byte) []byte {
 			return r.Req.MarshalAppend(wire.AppendHeader(b, h, r.MD, size))
 		}, mode, r.Deadline)
 	default:
@@ -496,5 +495,5 @@ func (c *Conn) write(r *Request, p *Pending, h *wire.Header, size int, mode sock
 	if cap(frame) <= maxFrameScratch {
 		p.frame = frame[:0]
 	}
-	return c.w.WriteBefore(func(b []byte) []byte { return append(b, frame...) }, mode, r.Deadline)
+	return c.w.WriteBefore(len(frame), func(b []byte) []byte { return append(b, frame...) }, mode, r.Deadline)
 }

@@ -13,11 +13,14 @@ import (
 // Writer batches frames onto one connection. A goroutine that appends a
 // frame while nobody is writing writes it itself, with no hand-off (the
 // common case at low load). Frames appended while a write is in progress
-// wait in a buffer that the background loop flushes with one syscall, so
-// under load many frames share each write.
+// wait in buffers that the background loop flushes with one syscall
+// (writev), so under load many frames share each write.
 //
-// Buffers come from the side's BufferPool when there is something to
-// write and go back once it is written, so an idle connection holds none.
+// The waiting frames fill a list of chunks, fixed-size buffers from the
+// side's BufferPool, rather than one buffer grown by copying: a backlog
+// of a megabyte (a peer that reads slower than the streams write) costs
+// chunk after chunk, never a copy of what is already queued. Chunks go
+// back to the pool once written, so an idle connection holds none.
 // Buffered tells how many bytes wait (or are being written), so that a
 // reader can stop reading a peer that does not take its answers
 // (WaitBelow).
@@ -28,10 +31,11 @@ type Writer struct {
 	timeout time.Duration // a write that makes no progress for this long fails; 0: never
 
 	mu       sync.Mutex
-	buf      []byte  // frames waiting to be written; nil when none
-	bufp     *[]byte // the pool's handle of buf, given back with it
-	flushing bool    // a goroutine owns the socket for writing
-	err      error   // sticky write error
+	pending  []chunk     // frames waiting to be written, in order; the last chunk takes the next frame
+	writing  []chunk     // the chunks of the write in progress; only the flusher touches them
+	vec      net.Buffers // writeAll's scratch for writev, kept for reuse
+	flushing bool        // a goroutine owns the socket for writing
+	err      error       // sticky write error
 	done     bool
 	waiting  bool          // a WaitBelow is parked on drain
 	looping  bool          // the loop goroutine runs
@@ -62,33 +66,53 @@ func NewWriter(nc net.Conn, o WriterOptions) *Writer {
 	return &Writer{nc: nc, kick: make(chan struct{}, 1), drain: make(chan struct{}, 1), pool: o.Pool, timeout: o.Timeout}
 }
 
-// BufferPool lends write buffers to the Writers of one side. The zero
-// value is ready to use; it is safe for concurrent use.
-type BufferPool struct{ p sync.Pool }
-
-const (
-	initialWriteBuf = 16 << 10
-	maxPooledBuf    = 1 << 20 // larger buffers are dropped after use
-)
-
-// get returns an empty buffer and its handle, which put takes back with
-// it: the handle travels with the buffer, so that lending costs no
-// allocation.
-func (p *BufferPool) get() ([]byte, *[]byte) {
-	if bp, ok := p.p.Get().(*[]byte); ok {
-		return (*bp)[:0], bp
-	}
-	b := make([]byte, 0, initialWriteBuf)
-	return b, &b
+// BufferPool lends write buffers to the Writers of one side: chunks of
+// 16 KiB, and larger buffers for single large frames. The zero value is
+// ready to use; it is safe for concurrent use.
+type BufferPool struct {
+	chunks sync.Pool // *[]byte of capacity chunkSize
+	large  sync.Pool // *[]byte of capacity over chunkSize, up to maxPooledBuf
 }
 
-// put gives back b, which get returned with bp (b may have grown since).
-func (p *BufferPool) put(b []byte, bp *[]byte) {
-	if cap(b) > maxPooledBuf {
+const (
+	chunkSize    = 16 << 10
+	minChunkFree = 1 << 10 // a frame of unknown size starts a new chunk when less is free
+	maxPooledBuf = 1 << 20 // larger buffers are dropped after use
+)
+
+// chunk is a buffer of waiting frames and the pool's handle of it, which
+// travels with it so that lending costs no allocation.
+type chunk struct {
+	b []byte
+	h *[]byte
+}
+
+// get returns an empty chunk of at least size bytes (chunkSize when
+// less).
+func (p *BufferPool) get(size int) chunk {
+	pool := &p.chunks
+	if size > chunkSize {
+		pool = &p.large
+	}
+	if bp, ok := pool.Get().(*[]byte); ok && cap(*bp) >= size {
+		return chunk{(*bp)[:0], bp}
+	}
+	b := make([]byte, 0, max(size, chunkSize)) // a large buffer too small is dropped
+	return chunk{b, &b}
+}
+
+// put gives back c (its buffer may have grown since get).
+func (p *BufferPool) put(c chunk) {
+	n := cap(c.b)
+	if n > maxPooledBuf {
 		return
 	}
-	*bp = b[:0]
-	p.p.Put(bp)
+	*c.h = c.b[:0]
+	if n == chunkSize {
+		p.chunks.Put(c.h)
+	} else {
+		p.large.Put(c.h)
+	}
 }
 
 // WriteMode says when a frame handed to Writer.Write goes out.
@@ -119,30 +143,36 @@ const maxHeldBytes = 16 << 10
 // Write appends one frame with fn and makes sure it gets written as mode
 // says. fn must append the whole frame to its argument and return the
 // result; it runs under the writer's lock, so it must be quick and must
-// not call back.
+// not call back. A frame that may be larger than a kilobyte should be
+// written with WriteSized.
 func (w *Writer) Write(fn func([]byte) []byte, mode WriteMode) error {
-	return w.WriteBefore(fn, mode, time.Time{})
+	return w.WriteBefore(0, fn, mode, time.Time{})
 }
 
-// WriteBefore is Write for a caller with a deadline (zero: none): if the
-// caller ends up writing itself, the write fails once dl passes, and the
-// connection with it, so that a peer that stops reading cannot hold the
-// caller past its deadline. The frames of others queued behind a stalled
-// write are lost with the connection, as they would be when it breaks.
-func (w *Writer) WriteBefore(fn func([]byte) []byte, mode WriteMode, dl time.Time) error {
+// WriteSized is Write for a frame of size bytes (at most: it is the room
+// fn finds, so that the frame is never grown into place by copying).
+func (w *Writer) WriteSized(size int, fn func([]byte) []byte, mode WriteMode) error {
+	return w.WriteBefore(size, fn, mode, time.Time{})
+}
+
+// WriteBefore is WriteSized (size 0: unknown, a small frame) for a caller
+// with a deadline (zero: none): if the caller ends up writing itself, the
+// write fails once dl passes, and the connection with it, so that a peer
+// that stops reading cannot hold the caller past its deadline. The frames
+// of others queued behind a stalled write are lost with the connection,
+// as they would be when it breaks.
+func (w *Writer) WriteBefore(size int, fn func([]byte) []byte, mode WriteMode, dl time.Time) error {
 	w.mu.Lock()
 	if w.err != nil {
 		err := w.err
 		w.mu.Unlock()
 		return err
 	}
-	if w.buf == nil {
-		w.buf, w.bufp = w.pool.get()
-	}
-	n := len(w.buf)
-	w.buf = fn(w.buf)
-	w.queued.Add(int64(len(w.buf) - n))
-	if w.flushing || mode == Held && len(w.buf) < maxHeldBytes {
+	tail := w.room(size)
+	n := len(tail.b)
+	tail.b = fn(tail.b)
+	queued := w.queued.Add(int64(len(tail.b) - n))
+	if w.flushing || mode == Held && queued < maxHeldBytes {
 		w.mu.Unlock()
 		return nil
 	}
@@ -156,12 +186,26 @@ func (w *Writer) WriteBefore(fn func([]byte) []byte, mode WriteMode, dl time.Tim
 	return w.flushOwned(dl)
 }
 
+// room returns the chunk the next frame goes into: the last pending one
+// if it has size bytes free (minChunkFree when size is 0), else a new one.
+// Called with mu held.
+func (w *Writer) room(size int) *chunk {
+	if k := len(w.pending); k > 0 {
+		t := &w.pending[k-1]
+		if cap(t.b)-len(t.b) >= max(size, minChunkFree) {
+			return t
+		}
+	}
+	w.pending = append(w.pending, w.pool.get(size))
+	return &w.pending[len(w.pending)-1]
+}
+
 // FlushHeld writes the frames appended with Held, on the calling
 // goroutine, unless another goroutine is writing already (it writes them
 // too).
 func (w *Writer) FlushHeld() error {
 	w.mu.Lock()
-	if w.flushing || w.err != nil || len(w.buf) == 0 {
+	if w.flushing || w.err != nil || len(w.pending) == 0 {
 		err := w.err
 		w.mu.Unlock()
 		return err
@@ -207,22 +251,25 @@ func (w *Writer) kickLocked() {
 // the socket; otherwise flushing is cleared.
 func (w *Writer) flush(dl time.Time) (more bool, err error) {
 	w.mu.Lock()
-	if w.done || w.err != nil || len(w.buf) == 0 {
+	if w.done || w.err != nil || len(w.pending) == 0 {
 		w.flushing = false
 		err = w.err
 		w.mu.Unlock()
 		return false, err
 	}
-	b, bp := w.buf, w.bufp
-	w.buf, w.bufp = nil, nil
+	w.pending, w.writing = w.writing, w.pending
 	w.mu.Unlock()
 
-	err = w.writeAll(b, dl)
-	w.pool.put(b, bp)
+	n, err := w.writeAll(dl)
+	for i := range w.writing {
+		w.pool.put(w.writing[i])
+		w.writing[i] = chunk{}
+	}
+	w.writing = w.writing[:0]
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.queued.Add(-int64(len(b)))
+	w.queued.Add(-int64(n))
 	if w.waiting {
 		w.waiting = false
 		w.drain <- struct{}{} // capacity 1, and only one waiter is parked
@@ -231,30 +278,54 @@ func (w *Writer) flush(dl time.Time) (more bool, err error) {
 		w.fail(err)
 		return false, err
 	}
-	if len(w.buf) == 0 || w.done {
+	if len(w.pending) == 0 || w.done {
 		w.flushing = false
 		return false, nil
 	}
 	return true, nil
 }
 
-// writeAll writes b, failing once dl passes (zero: never) or, with a
-// timeout, once a write makes no progress for the timeout.
-func (w *Writer) writeAll(b []byte, dl time.Time) error {
+// writeAll writes the chunks of w.writing, one buffer with write and more
+// with writev, failing once dl passes (zero: never) or, with a timeout,
+// once a write makes no progress for the timeout. It returns the bytes
+// the chunks held.
+func (w *Writer) writeAll(dl time.Time) (int, error) {
+	if len(w.writing) == 1 {
+		b := w.writing[0].b
+		for {
+			w.setDeadline(dl)
+			n, err := w.nc.Write(b)
+			b = b[n:]
+			if err == nil || !w.goOn(err, n, len(b), dl) {
+				return len(w.writing[0].b), err
+			}
+		}
+	}
+	total := 0
+	for _, c := range w.writing {
+		w.vec = append(w.vec, c.b)
+		total += len(c.b)
+	}
+	defer func() { clear(w.vec[:cap(w.vec)]); w.vec = w.vec[:0] }()
+	left := total
 	for {
 		w.setDeadline(dl)
-		n, err := w.nc.Write(b)
-		if err == nil {
-			return nil
+		v := w.vec // WriteTo consumes its receiver; w.vec keeps the array for reuse
+		n, err := v.WriteTo(w.nc)
+		left -= int(n)
+		if err == nil || !w.goOn(err, int(n), left, dl) {
+			return total, err
 		}
-		b = b[n:]
-		// A deadline of the timeout's that passed with progress made:
-		// the peer reads, slowly; go on under a new one.
-		if n > 0 && len(b) > 0 && errors.Is(err, os.ErrDeadlineExceeded) && (dl.IsZero() || time.Now().Before(dl)) {
-			continue
-		}
-		return err
+		w.vec = append(w.vec[:0], v...)
 	}
+}
+
+// goOn reports whether a write that wrote n bytes and failed with err,
+// left bytes short of the end, should go on: a deadline of the timeout's
+// that passed with progress made (the peer reads, slowly) goes on under
+// a new one, unless dl has passed.
+func (w *Writer) goOn(err error, n, left int, dl time.Time) bool {
+	return n > 0 && left > 0 && errors.Is(err, os.ErrDeadlineExceeded) && (dl.IsZero() || time.Now().Before(dl))
 }
 
 // setDeadline sets the socket's write deadline for a write that must end
@@ -284,11 +355,12 @@ func (w *Writer) fail(err error) {
 	if w.err == nil {
 		w.err = err
 	}
-	if w.buf != nil {
-		w.queued.Add(-int64(len(w.buf)))
-		w.pool.put(w.buf, w.bufp)
-		w.buf, w.bufp = nil, nil
+	for i, c := range w.pending {
+		w.queued.Add(-int64(len(c.b)))
+		w.pool.put(c)
+		w.pending[i] = chunk{}
 	}
+	w.pending = w.pending[:0]
 	w.flushing = false
 	if w.waiting {
 		w.waiting = false
@@ -393,5 +465,5 @@ func (w *Writer) Close(err error) {
 func (w *Writer) Flushed() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return !w.flushing && len(w.buf) == 0
+	return !w.flushing && len(w.pending) == 0
 }

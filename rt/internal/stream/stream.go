@@ -33,9 +33,10 @@ type Conn struct {
 	streamWindow int // the peer's initial stream window: our credit per stream
 	localWindow  int // ours: the peer's credit per stream
 
+	recv wire.RecvWindow // the peer's credit; only the connection's reader (Deliver) touches it
+
 	mu     sync.Mutex
 	send   wire.SendWindow // our credit on the connection
-	recv   wire.RecvWindow // the peer's
 	grown  chan struct{}   // closed when send credit grows; replaced then
 	failed error           // the connection's failure
 }
@@ -133,7 +134,8 @@ func (s *Stream) Send(m Message) error {
 		return fmt.Errorf("%w: %d bytes, the method's limit is %d", ErrTooLarge, size, s.max)
 	}
 	h := wire.Header{Type: wire.TypeStreamMessage, ID: s.id}
-	if fs := wire.FrameSize(&h, nil, size); fs > s.c.peerMaxFrame {
+	fs := wire.FrameSize(&h, nil, size)
+	if fs > s.c.peerMaxFrame {
 		return fmt.Errorf("%w: a frame of %d bytes, the peer's max frame size is %d", ErrTooLarge, fs, s.c.peerMaxFrame)
 	}
 	cost := wire.MessageCost(size)
@@ -175,7 +177,7 @@ func (s *Stream) Send(m Message) error {
 	if s.run.Add(1) > 1 {
 		mode = sock.Queued
 	}
-	return s.c.w.Write(func(b []byte) []byte {
+	return s.c.w.WriteSized(fs, func(b []byte) []byte {
 		return m.MarshalAppend(wire.AppendHeader(b, &h, nil, size))
 	}, mode)
 }
@@ -224,20 +226,14 @@ func (s *Stream) writeUpdate(inc uint32) {
 // returns an error, after which the caller resets the stream (or, for
 // the connection's window, closes the connection), when the peer broke
 // flow control; a message for a stream whose receiving side is over is
-// dropped.
+// dropped. Only the connection's reading goroutine may call it.
 func (s *Stream) Deliver(body []byte) error {
 	cost := wire.MessageCost(len(body))
 	c := s.c
-	c.mu.Lock()
-	err := c.recv.Receive(cost)
-	var inc uint32
-	if err == nil {
-		inc = c.recv.Consume(cost)
-	}
-	c.mu.Unlock()
-	if err != nil {
+	if err := c.recv.Receive(cost); err != nil {
 		return &connError{err}
 	}
+	inc := c.recv.Consume(cost)
 	if inc > 0 {
 		_ = c.w.Write(func(b []byte) []byte { return wire.AppendWindowUpdate(b, 0, inc) }, sock.Queued)
 	}
