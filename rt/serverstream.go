@@ -108,6 +108,7 @@ func (c *serverConn) openStream(f *wire.Frame) {
 	}
 	c.mu.Unlock()
 	if dup {
+		ss.s.Leave()
 		c.srv.inflight.Add(-1)
 		c.inflight.Add(-1)
 		if c.srv.conc != nil {
@@ -152,6 +153,7 @@ func (ss *serverStream) run() {
 	c.mu.Lock()
 	delete(c.streams, ss.id)
 	c.mu.Unlock()
+	ss.s.Leave()
 	if over {
 		return // reset by the client, or the connection is gone
 	}

@@ -88,6 +88,7 @@ func (c *Conn) OpenStream(ctx context.Context, r *Request, onEnd func(error)) (*
 		c.mu.Lock()
 		delete(c.streams, id)
 		c.mu.Unlock()
+		cs.s.Leave()
 		c.fail(err)
 		return nil, &NotSent{Err: c.failure(), Lost: true}
 	}
@@ -189,6 +190,7 @@ func (cs *Stream) finish(recvErr error, trailer []string) bool {
 		delete(c.streams, cs.s.ID())
 	}
 	c.mu.Unlock()
+	cs.s.Leave()
 	cs.mu.Lock()
 	if cs.over {
 		cs.mu.Unlock()
