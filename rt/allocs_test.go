@@ -59,12 +59,12 @@ var aliasDesc = rt.ServiceDesc{
 const wantAllocs = 4
 
 // aliasEnv serves desc (aliasDesc when nil) and returns a client of it.
-func aliasEnv(t *testing.T, desc *rt.ServiceDesc, opts ...rt.ServerOption) *rt.Client {
+func aliasEnv(t testing.TB, desc *rt.ServiceDesc, opts ...rt.ServerOption) *rt.Client {
 	return aliasClient(t, aliasServe(t, desc, opts...))
 }
 
 // aliasServe serves desc (aliasDesc when nil) and returns its address.
-func aliasServe(t *testing.T, desc *rt.ServiceDesc, opts ...rt.ServerOption) string {
+func aliasServe(t testing.TB, desc *rt.ServiceDesc, opts ...rt.ServerOption) string {
 	if desc == nil {
 		desc = &aliasDesc
 	}
@@ -80,7 +80,7 @@ func aliasServe(t *testing.T, desc *rt.ServiceDesc, opts ...rt.ServerOption) str
 }
 
 // aliasClient returns a client of addr.
-func aliasClient(t *testing.T, addr string, opts ...rt.ClientOption) *rt.Client {
+func aliasClient(t testing.TB, addr string, opts ...rt.ClientOption) *rt.Client {
 	cli, err := rt.NewClient(append([]rt.ClientOption{rt.WithAddrs(addr)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
