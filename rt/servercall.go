@@ -159,69 +159,6 @@ func (c *serverConn) admitCall(se *serviceEntry, me *methodEntry, md MD, checkKe
 	return nil
 }
 
-// newServerCall returns the record of a call whose request, body, it decodes
-// into req. The request of a method whose messages implement
-// OwnedUnmarshaler (generated ones do), of up to 4 KiB, is copied into
-// room allocated with the record and decoded there, so that the record
-// and the request's bytes cost one allocation (at most 1.7 times their
-// size); any other request is decoded by Unmarshal, which copies it.
-//
-// The request's strings and byte slices then share the record's memory:
-// a handler that keeps one keeps the record, which therefore drops what
-// it refers to once the call ends (see serve and callCtx.finish).
-func newServerCall(req Message, body []byte) (*serverCall, error) {
-	if o, ok := req.(OwnedUnmarshaler); ok && len(body) > 0 {
-		if sc, b := callWithRoom(len(body)); sc != nil {
-			copy(b, body)
-			return sc, o.UnmarshalOwned(b)
-		}
-	}
-	return new(serverCall), req.Unmarshal(body)
-}
-
-// callWithRoom allocates a call record with room for n bytes after it,
-// or returns nil when n is over 4 KiB. The rooms grow by steps of 1.5 or
-// 1.33 from 128 bytes; with today's record of 232 bytes, the allocator
-// rounds each up by at most 7 % (the last by 12 %).
-func callWithRoom(n int) (*serverCall, []byte) {
-	switch {
-	case n <= 128:
-		return withRoom(n, func(r *[128]byte) []byte { return r[:] })
-	case n <= 192:
-		return withRoom(n, func(r *[192]byte) []byte { return r[:] })
-	case n <= 256:
-		return withRoom(n, func(r *[256]byte) []byte { return r[:] })
-	case n <= 384:
-		return withRoom(n, func(r *[384]byte) []byte { return r[:] })
-	case n <= 512:
-		return withRoom(n, func(r *[512]byte) []byte { return r[:] })
-	case n <= 768:
-		return withRoom(n, func(r *[768]byte) []byte { return r[:] })
-	case n <= 1024:
-		return withRoom(n, func(r *[1024]byte) []byte { return r[:] })
-	case n <= 1536:
-		return withRoom(n, func(r *[1536]byte) []byte { return r[:] })
-	case n <= 2048:
-		return withRoom(n, func(r *[2048]byte) []byte { return r[:] })
-	case n <= 3072:
-		return withRoom(n, func(r *[3072]byte) []byte { return r[:] })
-	case n <= 4096:
-		return withRoom(n, func(r *[4096]byte) []byte { return r[:] })
-	}
-	return nil, nil
-}
-
-// withRoom allocates a call record followed by a room R (an array of
-// bytes, which room slices) and returns the record and the room's first n
-// bytes.
-func withRoom[R any](n int, room func(*R) []byte) (*serverCall, []byte) {
-	x := new(struct {
-		serverCall
-		room R
-	})
-	return &x.serverCall, room(&x.room)[:n:n]
-}
-
 // serverCall is one call being served; its context is the handler's.
 type serverCall struct {
 	ctx    callCtx

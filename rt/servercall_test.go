@@ -41,12 +41,13 @@ func (m *copiedMsg) Unmarshal(b []byte) error      { m.S = string(b); return nil
 func inRecord(ctx *callCtx, s string) bool {
 	rec := uintptr(unsafe.Pointer(ctx)) - unsafe.Offsetof(serverCall{}.ctx)
 	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-	return len(s) > 0 && p >= rec && p < rec+unsafe.Sizeof(serverCall{})+4096
+	return len(s) > 0 && p >= rec && p < rec+4864
 }
 
-// newServerCall copies a request of up to 4 KiB of a message with
-// UnmarshalOwned into its record, in one allocation; other requests
-// are decoded by Unmarshal; either way the request owns its bytes.
+// newServerCall copies a request of up to 4.5 KiB of a message with
+// UnmarshalOwned into its record, in one allocation at most 1/8 larger
+// than the record and a copy of the request; other requests are
+// decoded by Unmarshal; either way the request owns its bytes.
 func TestNewServerCall(t *testing.T) {
 	for _, tc := range []struct {
 		n      int
@@ -58,8 +59,10 @@ func TestNewServerCall(t *testing.T) {
 		{128, false, true},
 		{129, false, true},
 		{581, false, true},
+		{3857, false, true}, // the worst fit
 		{4096, false, true},
-		{4097, false, false},
+		{4864 - callSize - mallocHeader, false, true},
+		{4865 - callSize - mallocHeader, false, false},
 		{64 << 10, false, false},
 		{581, true, false},
 	} {
@@ -91,8 +94,32 @@ func TestNewServerCall(t *testing.T) {
 			if got := testing.AllocsPerRun(50, func() { _, _ = newServerCall(req, body) }); got != want {
 				t.Errorf("%v allocations, want %v", got, want)
 			}
+			if !tc.room {
+				return
+			}
+			var sc2 *serverCall
+			var sink []byte
+			size := bytesPerRun(func() { _, _ = newServerCall(req, body) })
+			two := bytesPerRun(func() { sc2, sink = new(serverCall), make([]byte, tc.n) })
+			if size*8 > two*9 {
+				t.Errorf("%d bytes allocated, over 9/8 of the %d of the record and a copy of the request", size, two)
+			}
+			_, _ = sc2, sink
 		})
 	}
+}
+
+// bytesPerRun is the bytes that f allocates, on average over 100 runs.
+func bytesPerRun(f func()) uint64 {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	f()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 100 {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return (after.TotalAlloc - before.TotalAlloc) / 100
 }
 
 // decoded is the string of a sharedMsg or a copiedMsg.
