@@ -54,7 +54,7 @@ var aliasDesc = rt.ServiceDesc{
 // the client copies the response's bytes (which the response keeps); the
 // server makes the request message and the call's record (with the
 // handler's context), which holds the copy of the request's bytes (up to
-// 4 KiB, for messages that implement rt.OwnedUnmarshaler as generated
+// 4.5 KiB, for messages that implement rt.OwnedUnmarshaler as generated
 // ones do). The write buffers and the interrupt of a caller's context are
 // reused; WithRequestReuse saves the request message.
 const wantAllocs = 3

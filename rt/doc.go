@@ -12,7 +12,7 @@
 //	reg.Close()                              // last
 //
 // A server reads frames on one goroutine per connection and decodes each
-// request there (one copy of its bytes; strings alias it; up to 4 KiB, of
+// request there (one copy of its bytes; strings alias it; up to 4.5 KiB, of
 // messages that implement OwnedUnmarshaler, the copy is allocated with
 // the call's record and handler context). Handlers run on
 // that reading goroutine, one after the other, with no hand-off: the
