@@ -39,6 +39,21 @@ func BenchmarkUnary(b *testing.B) {
 	}
 }
 
+// BenchmarkUnaryOwned is BenchmarkUnary with messages that decode as
+// generated ones do (they implement rt.OwnedUnmarshaler), and a handler
+// that answers with its request.
+func BenchmarkUnaryOwned(b *testing.B) {
+	cli := aliasEnv(b, nil)
+	req, resp := &aliasMsg{S: strings.Repeat("x", 581)}, new(aliasMsg)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := cli.Invoke(ctx, &aliasDesc, 0, req, resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkUnaryParallel measures many concurrent callers sharing a client.
 func BenchmarkUnaryParallel(b *testing.B) {
 	cli, stop := benchEnv(b)
@@ -50,6 +65,23 @@ func BenchmarkUnaryParallel(b *testing.B) {
 		ctx := context.Background()
 		for pb.Next() {
 			if err := cli.Invoke(ctx, &testDesc, 0, req, resp); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkUnaryOwnedParallel is BenchmarkUnaryParallel with the messages
+// of BenchmarkUnaryOwned.
+func BenchmarkUnaryOwnedParallel(b *testing.B) {
+	cli := aliasEnv(b, nil)
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		req, resp := &aliasMsg{S: strings.Repeat("x", 581)}, new(aliasMsg)
+		ctx := context.Background()
+		for pb.Next() {
+			if err := cli.Invoke(ctx, &aliasDesc, 0, req, resp); err != nil {
 				b.Fatal(err)
 			}
 		}

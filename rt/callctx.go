@@ -140,6 +140,7 @@ func (c *callCtx) finish() MD {
 	c.mu.Lock()
 	c.finished = true
 	md := c.respMD
+	c.drop = nil // it refers to the connection, which the context may outlive
 	c.mu.Unlock()
 	c.cancel(context.Canceled)
 	return md
@@ -192,12 +193,18 @@ func SetResponseMetadata(ctx context.Context, kv ...string) bool {
 // DropConnection closes the transport connection of the call that ctx
 // serves, without answering it: the client sees a broken connection. It is
 // meant for fault injection (package rt/fault); it reports false when ctx is
-// not a handler context.
+// not a handler context or its call was answered already.
 func DropConnection(ctx context.Context) bool {
 	c, ok := ctx.Value(serverCallKey{}).(*callCtx)
-	if !ok || c.drop == nil {
+	if !ok {
 		return false
 	}
-	c.drop()
+	c.mu.Lock()
+	drop := c.drop
+	c.mu.Unlock()
+	if drop == nil {
+		return false
+	}
+	drop()
 	return true
 }

@@ -26,7 +26,8 @@ type Message interface {
 // decodes b, which the message may keep (its strings and byte slices may
 // share b), so it saves Unmarshal's private copy. The client uses it to
 // hand a response's bytes to its caller, who decodes them on its own
-// goroutine instead of the connection's reader.
+// goroutine instead of the connection's reader; the server, to decode a
+// request of up to 4.5 KiB from a copy it allocates with the call's record.
 type OwnedUnmarshaler interface {
 	UnmarshalOwned(b []byte) error
 }

@@ -12,7 +12,9 @@
 //	reg.Close()                              // last
 //
 // A server reads frames on one goroutine per connection and decodes each
-// request there (one copy of its bytes; strings alias it). Handlers run on
+// request there (one copy of its bytes; strings alias it; up to 4.5 KiB, of
+// messages that implement OwnedUnmarshaler, the copy is allocated with
+// the call's record and handler context). Handlers run on
 // that reading goroutine, one after the other, with no hand-off: the
 // requests that one read syscall brought are answered with one write when
 // they are drained. A stall timer hands the read loop to a pooled worker
@@ -30,7 +32,8 @@
 // encode -> batched write. Handler contexts carry the caller's deadline,
 // metadata (IncomingMetadata), the peer (PeerFrom: address, TLS state,
 // certificate identity, principal) and cancellation (a cancel frame or a
-// closed connection); they cost one allocation per call.
+// closed connection); they cost one allocation per call, shared with the
+// request's bytes.
 //
 // Every resource a client can make the server hold has a limit with a
 // default (Limits, WithMaxFrameSize, WithMaxMetadataSize,

@@ -70,7 +70,8 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		return nil
 	}
 	req := me.newRequest()
-	if err := req.Unmarshal(f.Body); err != nil {
+	sc, err := newServerCall(req, f.Body)
+	if err != nil {
 		me.reuseRequest(req)
 		if s.conc != nil {
 			s.conc.Release()
@@ -80,7 +81,8 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		}
 		return nil
 	}
-	sc := &serverCall{conn: c, me: me, req: req, id: f.ID, oneway: oneway, inline: s.o.clock.Now().UnixNano() >= me.slowUntil.Load()}
+	sc.conn, sc.me, sc.req, sc.id, sc.oneway = c, me, req, f.ID, oneway
+	sc.inline = s.o.clock.Now().UnixNano() >= me.slowUntil.Load()
 	if !oneway {
 		c.mu.Lock()
 		_, dup := c.calls[f.ID]
@@ -197,19 +199,22 @@ func (sc *serverCall) serve(mode sock.WriteMode) {
 		if err != nil {
 			c.srv.o.logger.Debug("rt: oneway handler failed", "method", sc.me.info.Method.FullName, "err", err)
 		}
-		sc.me.reuseRequest(sc.req)
-		return
+	} else {
+		c.mu.Lock()
+		if c.calls[sc.id] == sc {
+			delete(c.calls, sc.id)
+		}
+		if mode == sock.Queued && len(c.calls) == 0 {
+			mode = sock.Direct
+		}
+		c.mu.Unlock()
+		c.reply(sc.id, resp, err, md, mode)
 	}
-	c.mu.Lock()
-	if c.calls[sc.id] == sc {
-		delete(c.calls, sc.id)
-	}
-	if mode == sock.Queued && len(c.calls) == 0 {
-		mode = sock.Direct
-	}
-	c.mu.Unlock()
-	c.reply(sc.id, resp, err, md, mode)
 	sc.me.reuseRequest(sc.req) // after reply: the response may be the request
+	// A handler that keeps its context, or a string of its request (see
+	// newServerCall), keeps this record: it must not keep the connection
+	// alive, nor the request message, which may be reused.
+	sc.conn, sc.req = nil, nil
 }
 
 // invoke validates the request and calls the handler, turning a panic into
