@@ -4,6 +4,8 @@ package impl
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"net"
 
 	"github.com/yrpc/yrpc/examples/hello/hellorpc"
@@ -73,6 +75,16 @@ func checkYRPCStream(reply, req *streamrpc.BenchmarkMessage) error {
 // serveYRPCStreams serves Streams; the feed sends the answer to a request
 // of o.Size bytes.
 func serveYRPCStreams(ctx context.Context, lis net.Listener, o Options) error {
+	srv := rt.NewServer()
+	if err := registerYRPCStreams(srv, o); err != nil {
+		return err
+	}
+	return serveYRPCServer(ctx, srv, lis)
+}
+
+// registerYRPCStreams registers Streams with srv; the feed sends the
+// answer to a request of o.Size bytes.
+func registerYRPCStreams(srv *rt.Server, o Options) error {
 	reqs, err := yrpcStreamRequests(Options{Size: o.Size})
 	if err != nil {
 		return err
@@ -80,9 +92,28 @@ func serveYRPCStreams(ctx context.Context, lis net.Listener, o Options) error {
 	reply := reqs[0]
 	reply.Field1 = workload.ReplyField1
 	reply.Field2 = workload.ReplyField2
-	srv := rt.NewServer()
 	streamrpc.RegisterStreams(srv, yrpcStreams{reply: reply})
-	return serveYRPCServer(ctx, srv, lis)
+	return nil
+}
+
+// stalledFeed opens an endless feed on cli's connection and stops reading
+// it after its first message: the server's sender then waits for credit
+// with the stream's window (64 KiB) in flight, which the calls that share
+// the connection must not feel (yrpc-stalled). Closing cli ends it.
+func stalledFeed(cli *rt.Client, o Options) error {
+	reqs, err := yrpcStreamRequests(Options{Size: o.Size})
+	if err != nil {
+		return err
+	}
+	reqs[0].Field22 = math.MaxInt64
+	s, err := streamrpc.NewStreamsClient(cli).Feed(context.Background(), reqs[0])
+	if err != nil {
+		return fmt.Errorf("impl: yrpc-stalled: open the feed: %w", err)
+	}
+	if _, err := s.Recv(); err != nil {
+		return fmt.Errorf("impl: yrpc-stalled: the feed's first message: %w", err)
+	}
+	return nil
 }
 
 // dialYRPCStreams prepares name's client: an rt.Client of addr and the

@@ -23,9 +23,12 @@ import (
 // with the default options; plaintext with rt.WithRequestReuse(true) on
 // the server (yrpc-reuse); plaintext with the client decoding into a
 // response message of each worker's, reused call after call, through the
-// generated SayInto (yrpc-into); plaintext with lz4 compression, and
-// without the spin-wait of lone calls (rt.WithSpinWait(0) on both sides),
-// Extra variants run when named; and over TLS (rt.WithTLS on both sides).
+// generated SayInto (yrpc-into); plaintext with lz4 compression, without
+// the spin-wait of lone calls (rt.WithSpinWait(0) on both sides), and
+// beside a stalled stream (yrpc-stalled: the calls share their connection
+// with a server stream whose client stopped reading, issue 14's flow
+// control test), Extra variants run when named; and over TLS (rt.WithTLS
+// on both sides).
 func extra() (plain, secure []*Impl) {
 	label := "yrpc " + moduleVersion("github.com/yrpc/yrpc")
 	lz4 := yrpcConfig{compress: yrpcLZ4Threshold}
@@ -39,6 +42,8 @@ func extra() (plain, secure []*Impl) {
 				Serve: serveYRPC(lz4), Dial: dialYRPC(lz4)},
 			{Name: "yrpc-nospin", Label: label + " + WithSpinWait(0)", Extra: true, Balanced: true,
 				Serve: serveYRPC(yrpcConfig{noSpin: true}), Dial: dialYRPC(yrpcConfig{noSpin: true})},
+			{Name: "yrpc-stalled", Label: label + " + a stalled stream on the connection", Extra: true,
+				Serve: serveYRPC(yrpcConfig{stalled: true}), Dial: dialYRPC(yrpcConfig{stalled: true})},
 		},
 		[]*Impl{{Name: "yrpc-tls", Label: label + " + TLS", TLS: true, Balanced: true, Serve: serveYRPC(yrpcConfig{}), Dial: dialYRPC(yrpcConfig{})}}
 }
@@ -50,6 +55,7 @@ type yrpcConfig struct {
 	into     bool // the client decodes into a response of each worker's (SayInto)
 	noSpin   bool // no spin-wait on either side (rt.WithSpinWait(0))
 	grpcOff  bool // the server has no gRPC endpoint (rt.WithGRPC(rt.GRPCOff))
+	stalled  bool // the server also serves Streams; the client stalls a feed (stalledFeed)
 }
 
 // yrpcLZ4Threshold is the compression threshold of yrpc-lz4, on both
@@ -95,6 +101,11 @@ func serveYRPC(yc yrpcConfig) func(context.Context, net.Listener, Options) error
 		}
 		srv := rt.NewServer(opts...)
 		hellorpc.RegisterHello(srv, yrpcHello{})
+		if yc.stalled {
+			if err := registerYRPCStreams(srv, o); err != nil {
+				return err
+			}
+		}
 		return serveYRPCServer(ctx, srv, lis)
 	}
 }
@@ -141,6 +152,12 @@ func dialYRPC(yc yrpcConfig) func(context.Context, string, Options) (harness.Cli
 			return nil, err
 		}
 		y := &yrpcClient{cli: cli, hc: hellorpc.NewHelloClient(cli), reqs: reqs}
+		if yc.stalled {
+			if err := stalledFeed(cli, o); err != nil {
+				cli.Close()
+				return nil, err
+			}
+		}
 		if yc.into {
 			for range reqs {
 				y.resps = append(y.resps, new(hellorpc.BenchmarkMessage))
