@@ -355,8 +355,9 @@ func TestStreamToPeerWithoutStreams(t *testing.T) {
 // whole message more), the receiver holds no more than that for it, and
 // unary calls on the same connection complete with 0 errors while the
 // sender stays blocked. None of this depends on the machine's speed; the
-// unary latency with and without the stalled stream is only logged (the
-// benchmark measures it).
+// unary latency with and without the stalled stream is only logged: the
+// bench module's yrpc-stalled row measures it against the yrpc row, side
+// by side.
 func TestStalledStreamDoesNotBlockTheConnection(t *testing.T) {
 	e := newStreamEnv(t, nil)
 	ctx, cancel := context.WithCancel(ctxT(t))
