@@ -91,7 +91,8 @@ type Stream struct {
 	max int             // the largest message, each way; 0: the frame size
 
 	mu      sync.Mutex
-	queue   [][]byte // received message bodies, owned
+	queue   [][]byte // received message bodies, owned; queue[head:] wait, in order
+	head    int
 	send    wire.SendWindow
 	recv    wire.RecvWindow
 	sendSig chan struct{} // capacity 1: credit or the end came, for Send
@@ -203,10 +204,12 @@ func (s *Stream) Recv(m Message) error {
 	s.run.Store(0)
 	for {
 		s.mu.Lock()
-		if len(s.queue) > 0 {
-			body := s.queue[0]
-			s.queue[0] = nil
-			s.queue = s.queue[1:]
+		if s.head < len(s.queue) {
+			body := s.queue[s.head]
+			s.queue[s.head] = nil
+			if s.head++; s.head == len(s.queue) {
+				s.queue, s.head = s.queue[:0], 0 // emptied: the next messages reuse the array
+			}
 			inc := s.recv.Consume(wire.MessageCost(len(body)))
 			s.mu.Unlock()
 			if inc > 0 {
@@ -262,7 +265,16 @@ func (s *Stream) Deliver(body []byte) error {
 	if s.max > 0 && len(body) > s.max {
 		return fmt.Errorf("%w: %d bytes from the peer, the method's limit is %d", ErrTooLarge, len(body), s.max)
 	}
-	s.queue = append(s.queue, append([]byte(nil), body...))
+	if len(s.queue) == cap(s.queue) && s.head > 0 {
+		// Full with room before head (a reader that lags): move the
+		// waiting ones to the front rather than grow.
+		n := copy(s.queue, s.queue[s.head:])
+		clear(s.queue[n:])
+		s.queue, s.head = s.queue[:n], 0
+	}
+	own := make([]byte, len(body))
+	copy(own, body)
+	s.queue = append(s.queue, own)
 	wake(s.recvSig)
 	return nil
 }

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"io"
 	"net"
 	"testing"
 
@@ -32,5 +33,58 @@ func TestOpenStreamsCount(t *testing.T) {
 	s2.Leave()
 	if n := c.open.Load(); n != 0 {
 		t.Fatalf("%d open streams after both left, want 0", n)
+	}
+}
+
+// rawMsg is a message that is its bytes.
+type rawMsg struct{ b []byte }
+
+func (m *rawMsg) Size() int                     { return len(m.b) }
+func (m *rawMsg) MarshalAppend(b []byte) []byte { return append(b, m.b...) }
+func (m *rawMsg) Unmarshal(b []byte) error      { m.b = append(m.b[:0], b...); return nil }
+
+// Messages come out of a stream's queue in the order they came in, and
+// as they were then, while a reader that lags behind lets the queue
+// fill, partly drains it and lets it fill again (the queue's array is
+// reused, its waiting messages moved to its front).
+func TestQueueKeepsOrder(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	go io.Copy(io.Discard, b) // window updates
+	w := sock.NewWriter(a, sock.WriterOptions{})
+	defer w.Close(net.ErrClosed)
+	c := NewConn(w, wire.Settings{}, wire.Settings{})
+	s := New(c, 1, context.Background(), 0)
+	in := []byte{0}
+	sent, got := 0, 0
+	deliver := func(n int) {
+		for range n {
+			in[0] = byte(sent)
+			if err := s.Deliver(in); err != nil {
+				t.Fatal(err)
+			}
+			sent++
+		}
+		in[0] = 0xff // the queue holds copies
+	}
+	recv := func(n int) {
+		for range n {
+			var m rawMsg
+			if err := s.Recv(&m); err != nil {
+				t.Fatal(err)
+			}
+			if len(m.b) != 1 || m.b[0] != byte(got) {
+				t.Fatalf("message %d is %v", got, m.b)
+			}
+			got++
+		}
+	}
+	for _, step := range [][2]int{{5, 3}, {7, 4}, {20, 9}, {1, 17}, {40, 40}, {3, 1}, {2, 4}} {
+		deliver(step[0])
+		recv(step[1])
+	}
+	if got != sent {
+		t.Fatalf("%d of %d messages received", got, sent)
 	}
 }
