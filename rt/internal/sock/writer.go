@@ -77,7 +77,7 @@ type BufferPool struct {
 const (
 	chunkSize    = 16 << 10
 	minChunkFree = 1 << 10 // a frame of unknown size starts a new chunk when less is free
-	maxPooledBuf = 1 << 20 // larger buffers are dropped after use
+	maxPooledBuf = 8 << 20 // larger buffers are dropped after use: twice the default max frame size (4 MiB), so that a frame of any size it allows is kept, header and all
 )
 
 // chunk is a buffer of waiting frames and the pool's handle of it, which
