@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -105,7 +104,7 @@ func BenchmarkFeatures(b *testing.B) {
 					if log != nil {
 						lines = log.n.Load()
 					}
-					benchCalls(b, c, func() func() error {
+					benchcpu.Calls(b, c, func() func() error {
 						req, resp := &aliasMsg{S: benchBody}, new(aliasMsg)
 						return func() error { return call(req, resp) }
 					})
@@ -118,35 +117,4 @@ func BenchmarkFeatures(b *testing.B) {
 			}
 		})
 	}
-}
-
-// benchCalls runs b.N calls made by callers goroutines at once (one
-// caller: the benchmark's own goroutine), each with the call that
-// newCaller returns for it, and reports allocations and the process's
-// CPU time per call.
-func benchCalls(b *testing.B, callers int, newCaller func() func() error) {
-	b.ReportAllocs()
-	if callers == 1 {
-		call := newCaller()
-		defer benchcpu.Process(b)()
-		for b.Loop() {
-			if err := call(); err != nil {
-				b.Fatal(err)
-			}
-		}
-		return
-	}
-	procs := runtime.GOMAXPROCS(0)
-	b.SetParallelism((callers + procs - 1) / procs)
-	b.ResetTimer()
-	defer benchcpu.Process(b)()
-	b.RunParallel(func(pb *testing.PB) {
-		call := newCaller()
-		for pb.Next() {
-			if err := call(); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
 }
