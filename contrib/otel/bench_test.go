@@ -2,25 +2,34 @@ package otel_test
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	yotel "github.com/yrpc/yrpc/contrib/otel"
 	"github.com/yrpc/yrpc/examples/feed/feedrpc"
 	"github.com/yrpc/yrpc/examples/greeter/greeterrpc"
+	"github.com/yrpc/yrpc/internal/benchcpu"
 	"github.com/yrpc/yrpc/rt"
 )
 
-// BenchmarkCall measures one SayHello over loopback TCP without the
-// interceptors, with both interceptors on no-op providers (what a program
-// pays before it installs an SDK), and with both on the SDK: every span
-// sampled and ended (no exporter), both histograms aggregated by a
-// ManualReader, W3C trace context sent and extracted.
+// BenchmarkCall measures a SayHello of a 581-byte name over loopback
+// TCP, client and server in this process, with one caller at a time (c=1)
+// and 64 sharing the client (c=64): without the interceptors (bare), with
+// both on no-op providers (what a program pays before it installs an SDK),
+// and with both on the SDK: every span sampled and ended (no exporter),
+// both histograms aggregated by a ManualReader, W3C trace context sent and
+// extracted. Beside ns/op, B/op and allocs/op it reports cpu-ns/op, the
+// process's CPU time per call (client and server). Every reply is checked:
+// it names the server span the handler ran in, which only the SDK makes.
 func BenchmarkCall(b *testing.B) {
 	sdk := yotel.Options{
 		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample())),
@@ -29,11 +38,12 @@ func BenchmarkCall(b *testing.B) {
 	}
 	nop := yotel.Options{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: noop.NewMeterProvider(),
 		Propagators: propagation.TraceContext{}}
+	noSpan := "span=" + trace.SpanID{}.String()
 	for _, bc := range []struct {
 		name string
 		o    *yotel.Options
 	}{{"bare", nil}, {"noop", &nop}, {"sdk", &sdk}} {
-		b.Run(bc.name, func(b *testing.B) {
+		b.Run("opt="+bc.name, func(b *testing.B) {
 			var p pair
 			if bc.o == nil {
 				p = startPair(b, nil, nil)
@@ -42,16 +52,23 @@ func BenchmarkCall(b *testing.B) {
 				p = startPair(b, yotel.NewServerInterceptor(o),
 					func(addr string) rt.ClientInterceptor { o.ServerAddr = addr; return yotel.NewClientInterceptor(o) })
 			}
-			ctx := context.Background()
-			req := &greeterrpc.HelloRequest{Name: "bench"}
-			if _, err := p.cli.SayHello(ctx, req); err != nil { // connect
+			call := func(req *greeterrpc.HelloRequest) error {
+				reply, err := p.cli.SayHello(context.Background(), req)
+				if err == nil && (reply.Message == noSpan) != (bc.o != &sdk) {
+					err = fmt.Errorf("reply %q", reply.Message)
+				}
+				return err
+			}
+			if err := call(&greeterrpc.HelloRequest{Name: "connect"}); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := p.cli.SayHello(ctx, req); err != nil {
-					b.Fatal(err)
-				}
+			for _, c := range []int{1, 64} {
+				b.Run("c="+strconv.Itoa(c), func(b *testing.B) {
+					benchcpu.Calls(b, c, func() func() error {
+						req := &greeterrpc.HelloRequest{Name: strings.Repeat("x", 581)}
+						return func() error { return call(req) }
+					})
+				})
 			}
 		})
 	}
