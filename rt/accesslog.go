@@ -17,13 +17,9 @@ func ServerAccessLog(l *slog.Logger) ServerInterceptor {
 		resp, err := next(ctx, req)
 		if l.Enabled(ctx, slog.LevelInfo) {
 			p, _ := PeerFrom(ctx)
-			var addr string
-			if p.Addr != nil {
-				addr = p.Addr.String()
-			}
 			l.LogAttrs(ctx, slog.LevelInfo, "rt: call", slog.String("method", info.Method.FullName),
 				slog.String("code", CodeOf(err).String()), slog.Duration("latency", time.Since(start)),
-				slog.String("peer", addr), slog.String("principal", p.Principal))
+				slog.String("peer", p.addrString()), slog.String("principal", p.Principal))
 		}
 		return resp, err
 	}

@@ -31,11 +31,16 @@ type Peer struct {
 	// Principal is what the server's Authenticator returned for the call;
 	// "" without an Authenticator.
 	Principal string
+
+	addr string // Addr.String(), formatted once per connection (see addrString)
 }
 
 // newPeer describes the client of a connection; st is nil for plaintext.
 func newPeer(addr net.Addr, st *tls.ConnectionState) *Peer {
 	p := &Peer{Addr: addr, TLS: st}
+	if addr != nil {
+		p.addr = addr.String()
+	}
 	if st == nil || len(st.VerifiedChains) == 0 || len(st.VerifiedChains[0]) == 0 {
 		return p
 	}
@@ -48,6 +53,16 @@ func newPeer(addr net.Addr, st *tls.ConnectionState) *Peer {
 		}
 	}
 	return p
+}
+
+// addrString returns Addr as text ("" for none): formatted when the
+// connection was accepted, so that a per-call access log does not format
+// it again.
+func (p *Peer) addrString() string {
+	if p.addr == "" && p.Addr != nil {
+		return p.Addr.String() // a Peer not made by newPeer
+	}
+	return p.addr
 }
 
 // PeerFrom returns the peer of the call that ctx serves (a handler's or a
