@@ -116,6 +116,27 @@ func (b BearerToken) RequestMetadata(context.Context, *CallInfo) (MD, error) {
 // RequireTLS reports !AllowPlaintext.
 func (b BearerToken) RequireTLS() bool { return !b.AllowPlaintext }
 
+func (BearerToken) staticMetadata() {}
+
+// staticCredentials are Credentials whose metadata is the same for every
+// call: the client asks for it once, when it is made, instead of per call.
+type staticCredentials interface {
+	Credentials
+	staticMetadata()
+}
+
+// credentials returns the client's credentials' metadata for a call of
+// info in ctx (nil without credentials).
+func (c *Client) credentials(ctx context.Context, info *CallInfo) (MD, error) {
+	if c.credsMD != nil {
+		return c.credsMD, nil // shared: requestMD copies it into each call's metadata
+	}
+	if c.o.creds == nil {
+		return nil, nil
+	}
+	return c.o.creds.RequestMetadata(ctx, info)
+}
+
 // defaultPrincipal is a call's principal without an Authenticator: the
 // verified client certificate's SPIFFE ID, else its common name.
 func defaultPrincipal(p *Peer) string {

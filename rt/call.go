@@ -99,13 +99,11 @@ func (k *call) run() error {
 		return k.applyMock("forced")
 	}
 	k.setView(v, now)
-	if cr := k.c.o.creds; cr != nil {
-		md, err := cr.RequestMetadata(k.ctx, k.info)
-		if err != nil {
-			return &Error{Code: Unauthenticated, Message: m.FullName + ": credentials: " + err.Error(), Cause: err}
-		}
-		k.creds = md
+	md, err := k.c.credentials(k.ctx, k.info)
+	if err != nil {
+		return &Error{Code: Unauthenticated, Message: m.FullName + ": credentials: " + err.Error(), Cause: err}
 	}
+	k.creds = md
 	k.mode = faultMode(pol, k.opts.fault)
 	switch {
 	case m.Oneway:

@@ -44,6 +44,8 @@ type Client struct {
 	wg     sync.WaitGroup
 	calls  sync.Pool         // of *call
 	rec    *metrics.Recorder // the default observer; nil with WithObserver
+
+	credsMD MD // the metadata of staticCredentials, asked once; nil: ask per call
 }
 
 // NewClient returns a client configured by opts. It needs WithRegistry or
@@ -68,6 +70,13 @@ func NewClient(opts ...ClientOption) (*Client, error) {
 	}
 	if c.o.creds != nil && c.o.creds.RequireTLS() && c.o.tls == nil {
 		return nil, errors.New("rt: new client: the credentials require TLS: add rt.WithTLS (or allow plaintext in the credentials, e.g. BearerToken.AllowPlaintext, on a trusted network)")
+	}
+	if s, ok := c.o.creds.(staticCredentials); ok {
+		md, err := s.RequestMetadata(context.Background(), nil)
+		if err != nil {
+			return nil, fmt.Errorf("rt: new client: credentials: %w", err)
+		}
+		c.credsMD = md
 	}
 	c.cc = conn.Config{
 		Dial:         c.o.dialer,

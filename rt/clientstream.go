@@ -89,14 +89,12 @@ func (c *Client) newClientStream(ctx context.Context, st *svcState, info *CallIn
 			s.ctx, s.cancel = context.WithDeadline(ctx, deadline)
 		}
 	}
-	if cr := c.o.creds; cr != nil {
-		md, err := cr.RequestMetadata(ctx, info)
-		if err != nil {
-			s.cancel()
-			return nil, &Error{Code: Unauthenticated, Message: m.FullName + ": credentials: " + err.Error(), Cause: err}
-		}
-		s.creds = md
+	md, err := c.credentials(ctx, info)
+	if err != nil {
+		s.cancel()
+		return nil, &Error{Code: Unauthenticated, Message: m.FullName + ": credentials: " + err.Error(), Cause: err}
 	}
+	s.creds = md
 	if err := s.openNext(); err != nil {
 		s.cancel()
 		return nil, err
