@@ -94,8 +94,10 @@ type Credentials interface {
 	RequireTLS() bool
 }
 
-// WithCredentials adds c's metadata to every call of the client. A client
-// without WithTLS refuses credentials that require TLS.
+// WithCredentials adds c's metadata to every call of the client: it asks
+// c for it per call and stream, except for a BearerToken, whose metadata
+// does not change and is made once. A client without WithTLS refuses
+// credentials that require TLS.
 func WithCredentials(c Credentials) ClientOption {
 	return clientOption(func(cc *clientConfig) { cc.creds = c })
 }
