@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/yrpc/yrpc/internal/benchcpu"
 	"github.com/yrpc/yrpc/rt"
 )
 
@@ -81,27 +81,19 @@ func benchStreamEnv(b *testing.B) (*rt.Client, func()) {
 	return cli, func() { cli.Close(); srv.Close() }
 }
 
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // perMessage runs f, which moves b.N messages, and reports messages per
 // second and the CPU time per message of client and server together (one
-// op is one message, so allocs/op are per message too).
+// op is one message, so cpu-ns/op and allocs/op are per message).
 func perMessage(b *testing.B, f func()) {
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0, start := cpuTime(), time.Now()
+	stopCPU := benchcpu.Process(b)
+	start := time.Now()
 	f()
-	elapsed, cpu := time.Since(start), cpuTime()-cpu0
+	elapsed := time.Since(start)
 	b.StopTimer()
+	stopCPU()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/msg")
 }
 
 // spread runs f(i, n) on k goroutines at once, i from 0 to k-1, with
