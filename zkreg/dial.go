@@ -19,10 +19,12 @@ import (
 // but never answers it holds the client that long: ZooKeeper 3.8.0, while
 // starting, fails to close the connections it refuses ("ZooKeeperServer not
 // running", then a NullPointerException in the close), which delayed new
-// sessions after a restart by 13s with 2s sessions in the fault suite. The
-// Java client gives a connection attempt the session timeout divided by the
-// number of servers; max is the session timeout. Deadlines after the
-// handshake (2/3 of the negotiated session timeout) are left alone.
+// sessions after a restart by 13s with 2s sessions in the fault suite. As
+// the Java client does, a connection attempt gets the session timeout
+// divided by the number of server addresses (handshakeLimit), so that New
+// tries every server within one session timeout however many are silent.
+// Deadlines after the handshake (2/3 of the negotiated session timeout)
+// are left alone.
 type handshakeConn struct {
 	net.Conn
 	max  time.Duration
@@ -76,7 +78,17 @@ func (r *Registry) dialZK(network, address string, timeout time.Duration) (net.C
 		r.lastDialErr.Store(&dialFailure{addr: address, err: err})
 		return nil, err
 	}
-	return &handshakeConn{Conn: c, max: r.timeout}, nil
+	return &handshakeConn{Conn: c, max: r.handshakeLimit()}, nil
+}
+
+// handshakeLimit is how long one connection attempt may wait for its
+// handshake: the session timeout divided by the number of addresses the
+// host provider resolved (ZooKeeper's Java client divides the same way).
+func (r *Registry) handshakeLimit() time.Duration {
+	if n := r.hosts.Load(); n > 1 {
+		return r.timeout / time.Duration(n)
+	}
+	return r.timeout
 }
 
 // handshakeTLS runs the TLS handshake on c within the session timeout.
@@ -101,6 +113,16 @@ func (r *Registry) handshakeTLS(c net.Conn, address string) (net.Conn, error) {
 type hostRounds struct {
 	zk.HostProvider
 	r *Registry
+}
+
+// Init resolves the servers and records how many addresses there are,
+// which bounds each attempt's handshake (Registry.handshakeLimit).
+func (h *hostRounds) Init(servers []string) error {
+	if err := h.HostProvider.Init(servers); err != nil {
+		return err
+	}
+	h.r.hosts.Store(int32(h.HostProvider.Len()))
+	return nil
 }
 
 func (h *hostRounds) Next() (string, bool) {

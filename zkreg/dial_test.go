@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 func TestHandshakeConnLimit(t *testing.T) {
@@ -60,11 +62,29 @@ func TestHandshakeConnTimesOut(t *testing.T) {
 	}
 }
 
-// TestSilentServerSkipped: with a server that accepts connections but never
-// answers, and a real one, New gets a session within about one session
-// timeout whichever server go-zk tries first.
-func TestSilentServerSkipped(t *testing.T) {
-	e := newEnv(t)
+// TestHandshakeLimitSharesTheSessionTimeout: each connection attempt gets
+// the session timeout divided by the number of server addresses, so that
+// silent servers cannot use up a whole session timeout each.
+func TestHandshakeLimitSharesTheSessionTimeout(t *testing.T) {
+	const timeout = 3 * time.Second
+	for _, servers := range [][]string{
+		{"127.0.0.1:1"},
+		{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"},
+	} {
+		r := &Registry{timeout: timeout}
+		h := &hostRounds{HostProvider: &zk.DNSHostProvider{}, r: r}
+		if err := h.Init(servers); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := r.handshakeLimit(), timeout/time.Duration(len(servers)); got != want {
+			t.Errorf("%d servers, session timeout %v: handshake limit %v, want %v", len(servers), timeout, got, want)
+		}
+	}
+}
+
+// silentServer listens on loopback, accepts connections and never
+// answers them, until the test ends.
+func silentServer(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -87,17 +107,27 @@ func TestSilentServerSkipped(t *testing.T) {
 			mu.Unlock()
 		}
 	}()
-	defer func() {
+	t.Cleanup(func() {
 		ln.Close()
 		wg.Wait()
 		for _, c := range conns {
 			c.Close()
 		}
-	}()
-	o := e.options(ln.Addr().String(), e.zk)
-	o.SessionTimeout = time.Second
-	// go-zk alone would wait 6.7 session timeouts for the silent server.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	})
+	return ln.Addr().String()
+}
+
+// TestSilentServersSkipped: with two servers that accept connections but
+// never answer, and a real one, New gets a session within one session
+// timeout whichever server go-zk tries first (it shuffles them): each
+// silent one holds it a third of the session timeout. With a whole session
+// timeout per attempt, two of three orders fail.
+func TestSilentServersSkipped(t *testing.T) {
+	e := newEnv(t)
+	o := e.options(silentServer(t), silentServer(t), e.zk)
+	const timeout = 3 * time.Second
+	o.SessionTimeout = timeout
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	start := time.Now()
 	r, err := New(ctx, o)
@@ -105,10 +135,7 @@ func TestSilentServerSkipped(t *testing.T) {
 		t.Fatalf("New: %v", err)
 	}
 	defer r.Close()
-	mu.Lock()
-	tried := len(conns)
-	mu.Unlock()
-	t.Logf("session after %v; the silent server got %d connections", time.Since(start).Round(time.Millisecond), tried)
+	t.Logf("session after %v", time.Since(start).Round(time.Millisecond))
 }
 
 // TestNoSessionErrorNamesTheCause: when no server answers, New's error

@@ -125,8 +125,10 @@
 //     old session may still be alive on the server: its nodes are replaced
 //     by the new session's.)
 //   - A server that accepts a connection but does not answer its handshake
-//     is given up after one session timeout (go-zk alone waits 6.7 times
-//     as long), and go-zk tries the next server.
+//     is given up after the session timeout divided by the number of
+//     server addresses, as the Java client does (go-zk alone waits 6.7
+//     session timeouts), and go-zk tries the next server: New gets a
+//     session within about one session timeout while any server answers.
 //   - Session events: go-zk's event channel holds 6 events and drops the
 //     rest. The registry never depends on it: an event callback pokes a
 //     loop that reads the connection's current state and session id, so

@@ -100,6 +100,7 @@ type Registry struct {
 	roundFailed     chan struct{}           // closed when every server failed to connect once (hostRounds)
 	roundFailedOnce sync.Once
 	lastDialErr     atomic.Pointer[dialFailure] // the latest failed dial, for New's error
+	hosts           atomic.Int32                // server addresses resolved, for handshakeLimit
 
 	sessionKick chan struct{} // capacity 1, poked by every session event
 	connects    atomic.Uint64 // count of StateHasSession events seen
@@ -188,8 +189,9 @@ func New(ctx context.Context, opts Options) (*Registry, error) {
 	r.wg.Add(1)
 	go r.sessionLoop()
 	if err := r.waitSession(ctx, authDone, opts.FailFast); err != nil {
-		r.Close()
-		return nil, r.noSession(err, time.Since(start))
+		tried := time.Since(start)
+		r.Close() // go-zk's Close may wait a second for the server
+		return nil, r.noSession(err, tried)
 	}
 	if r.acl != nil {
 		r.checkRoot(conn)
