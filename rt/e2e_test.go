@@ -698,7 +698,20 @@ func TestDeadlineBoundsWritesToAServerThatDoesNotRead(t *testing.T) {
 		}
 	}()
 	defer close(release)
-	cli, err := rt.NewClient(rt.WithAddrs(lis.Addr().String()))
+	// A small send buffer makes the first call's own write block, whatever
+	// the kernel's buffer sizes: when a call's frame fits in the buffers
+	// instead, the cancel its caller sends at the deadline may be what
+	// blocks, in the writer loop, and later calls then wait behind it
+	// (their deadlines end them too, but none is cut in its own write, and
+	// five of them opened the breaker).
+	dial := func(ctx context.Context, addr string) (net.Conn, error) {
+		nc, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err == nil {
+			err = nc.(*net.TCPConn).SetWriteBuffer(64 << 10)
+		}
+		return nc, err
+	}
+	cli, err := rt.NewClient(rt.WithAddrs(lis.Addr().String()), rt.WithDialer(dial))
 	if err != nil {
 		t.Fatal(err)
 	}
