@@ -87,3 +87,23 @@ func BenchmarkUnaryOwnedParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkUnaryOwnedParallelSharedContext is BenchmarkUnaryOwnedParallel
+// with one cancelable context for every caller, as a worker pool under
+// signal.NotifyContext has: it should cost no more than
+// context.Background (see ctxWatch in rt/internal/conn).
+func BenchmarkUnaryOwnedParallelSharedContext(b *testing.B) {
+	cli := aliasEnv(b, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		req, resp := &aliasMsg{S: strings.Repeat("x", 581)}, new(aliasMsg)
+		for pb.Next() {
+			if err := cli.Invoke(ctx, &aliasDesc, 0, req, resp); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

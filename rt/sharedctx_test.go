@@ -2,6 +2,8 @@ package rt_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -103,5 +105,82 @@ func TestPerCallContextNoInterrupt(t *testing.T) {
 	}
 	if n := interrupts.Load(); n != 0 {
 		t.Errorf("%d reads interrupted by the contexts of calls that were over", n)
+	}
+}
+
+// errOther is the error of otherContext.
+var errOther = fmt.Errorf("the other context ended: %w", context.Canceled)
+
+// otherContext reports errOther when its context is canceled, so that a
+// call ended by it is told from one ended by another context.
+type otherContext struct{ context.Context }
+
+func (c otherContext) Err() error {
+	if c.Context.Err() != nil {
+		return errOther
+	}
+	return nil
+}
+
+// TestSharedContextEndsWaitingCalls: calls that share a context, which
+// the connection watches for them (from the second call in a row with
+// it) instead of each caller selecting on it, all end with Canceled when
+// it is canceled, and their handlers see the cancel. Calls of another
+// context made while the first is watched end with theirs (errOther)
+// and only they do, and a context used after the first
+// ended is watched in turn. A lost cancel would end the calls at the
+// parent's deadline instead.
+func TestSharedContextEndsWaitingCalls(t *testing.T) {
+	e := newEnv(t, nil)
+	parent, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer stop()
+	quick := func(ctx context.Context) {
+		t.Helper()
+		for i := range 3 {
+			if got, err := call(ctx, e.cli, &testDesc, 0, strconv.Itoa(i)); err != nil || got != strconv.Itoa(i) {
+				t.Fatalf("call %d: %q, %v", i, got, err)
+			}
+		}
+	}
+	// sleepers starts n calls that wait for their context's end, and
+	// returns once every handler runs.
+	sleepers := func(ctx context.Context, n int) chan error {
+		errc := make(chan error, n)
+		for range n {
+			go func() {
+				_, err := call(ctx, e.cli, &testDesc, 0, "sleep")
+				errc <- err
+			}()
+		}
+		for range n {
+			<-e.impl.started
+		}
+		return errc
+	}
+	ended := func(what string, errc chan error, n int, other bool) {
+		t.Helper()
+		for range n {
+			if err := <-errc; rt.CodeOf(err) != rt.Canceled || errors.Is(err, errOther) != other {
+				t.Fatalf("%s: %v, want Canceled by the other context: %v", what, err, other)
+			}
+			if err := <-e.impl.ended; err != context.Canceled {
+				t.Fatalf("%s: the handler saw %v, want context.Canceled", what, err)
+			}
+		}
+	}
+	const n = 16
+	for round := range 3 {
+		shared, cancelShared := context.WithCancel(parent)
+		quick(shared) // watched from here on
+		watched := sleepers(shared, n)
+		ctx, cancelOther := context.WithCancel(parent)
+		other := otherContext{ctx}
+		quick(other) // not watched: the shared context's calls rely on its watch
+		others := sleepers(other, n)
+		cancelOther()
+		ended("round "+strconv.Itoa(round)+": a call of the other context", others, n, true)
+		cancelShared()
+		ended("round "+strconv.Itoa(round)+": a call of the watched context", watched, n, false)
+		quick(context.Background())
 	}
 }

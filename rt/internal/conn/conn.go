@@ -99,8 +99,11 @@ type Conn struct {
 	armedDone <-chan struct{}
 	armedStop func() bool
 	lastDone  <-chan struct{}
-	idle      *time.Timer // runs idleWatch
-	watching  atomic.Bool // idle is running
+	// The context whose end answers the pending calls made with it (see
+	// ctxWatch); guarded by mu.
+	watch    ctxWatch
+	idle     *time.Timer // runs idleWatch
+	watching atomic.Bool // idle is running
 }
 
 // prefaceTimeout bounds the connection preface exchange.
@@ -281,9 +284,11 @@ func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 	}
 	id := c.nextID
 	h.ID = id
+	watched := false
 	if !r.Oneway {
-		p.resp, p.err, p.MD, p.want = r.Resp, nil, nil, r.WantMD
+		p.resp, p.err, p.MD, p.want, p.watched = r.Resp, nil, nil, r.WantMD, false
 		c.pending[id] = p
+		watched = c.watchLocked(ctx, p, r.Name)
 	}
 	mode := sock.Queued
 	if len(c.pending) <= 1 {
@@ -315,7 +320,7 @@ func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 	if r.Oneway {
 		return nil
 	}
-	return c.awaitLeading(ctx, r, id, p, alone)
+	return c.awaitLeading(ctx, r, id, p, alone, watched)
 }
 
 // checkSize refuses, before sending, a call the server would refuse by
@@ -334,8 +339,9 @@ func (c *Conn) checkSize(r *Request, h *wire.Header, size int) error {
 }
 
 // await waits for the response of call id, read by another goroutine, or
-// for the context or the deadline (zero: none).
-func (c *Conn) await(ctx context.Context, r *Request, id uint32, p *Pending) error {
+// for the context or the deadline (zero: none). A watched call (see
+// ctxWatch) is answered when its context ends: it waits for p alone.
+func (c *Conn) await(ctx context.Context, r *Request, id uint32, p *Pending, watched bool) error {
 	var timeout <-chan time.Time
 	if !r.Deadline.IsZero() {
 		if d, ok := ctx.Deadline(); !ok || r.Deadline.Before(d) {
@@ -349,6 +355,9 @@ func (c *Conn) await(ctx context.Context, r *Request, id uint32, p *Pending) err
 		}
 	}
 	done := ctx.Done()
+	if watched {
+		done = nil
+	}
 	if done == nil && timeout == nil {
 		// Nothing can end the wait but the answer or a failed connection
 		// (which answers every pending call): skip the select.
@@ -387,8 +396,11 @@ func (c *Conn) sendCancel(id uint32) {
 // takePending removes id from pending and reports whether it was there.
 func (c *Conn) takePending(id uint32) bool {
 	c.mu.Lock()
-	_, ok := c.pending[id]
-	delete(c.pending, id)
+	p, ok := c.pending[id]
+	if ok {
+		delete(c.pending, id)
+		c.unwatchLocked(p)
+	}
 	c.mu.Unlock()
 	return ok
 }
@@ -422,9 +434,13 @@ func (c *Conn) fail(err error) {
 	}
 	armed := c.armedStop
 	c.armedDone, c.armedStop = nil, nil
+	watch := c.stopWatchLocked()
 	c.mu.Unlock()
 	if armed != nil {
 		armed()
+	}
+	if watch != nil {
+		watch()
 	}
 	c.w.Close(err)
 	c.raw.Close() // the socket: a TLS close would wait to write close_notify

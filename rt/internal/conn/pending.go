@@ -53,6 +53,10 @@ type Pending struct {
 	frame []byte // scratch for the request frame, kept across calls
 	timer *time.Timer
 	want  bool
+	// watched: the connection answers the call when its context ends
+	// (see ctxWatch), with an error naming the call; guarded by Conn.mu.
+	watched bool
+	name    string
 	// MD is the response's metadata after a call whose Request asked for
 	// it (WantMD), else nil.
 	MD []string

@@ -106,7 +106,7 @@ func (c *Conn) setReading(v bool) {
 // sent: as the leader when the read role is free, else for the role's
 // holder to hand the response over. A leader whose call was alone on the
 // connection polls the socket before it parks (see WithSpinWait).
-func (c *Conn) awaitLeading(ctx context.Context, r *Request, id uint32, p *Pending, alone bool) error {
+func (c *Conn) awaitLeading(ctx context.Context, r *Request, id uint32, p *Pending, alone, watched bool) error {
 	c.mu.Lock()
 	lead := !c.reading && c.err == nil
 	if lead {
@@ -115,7 +115,7 @@ func (c *Conn) awaitLeading(ctx context.Context, r *Request, id uint32, p *Pendi
 	}
 	c.mu.Unlock()
 	if !lead {
-		return c.await(ctx, r, id, p)
+		return c.await(ctx, r, id, p, watched)
 	}
 	// The deadline is set before the interrupt is armed, so that an
 	// interrupt (a deadline in the past) always comes after it.
@@ -302,7 +302,10 @@ func (c *Conn) handle(f *wire.Frame) bool {
 	case wire.TypeResponse:
 		c.mu.Lock()
 		p := c.pending[f.ID]
-		delete(c.pending, f.ID)
+		if p != nil {
+			delete(c.pending, f.ID)
+			c.unwatchLocked(p)
+		}
 		c.mu.Unlock()
 		if p == nil {
 			return true // canceled or timed out: the caller is gone
