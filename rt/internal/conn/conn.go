@@ -241,6 +241,9 @@ func (c *Conn) goneErr() error {
 // retiredIdle reports whether the connection is retired and has no calls
 // left, so it can be closed.
 func (c *Conn) retiredIdle() bool {
+	if !c.unusable.Load() {
+		return false // the common case, after every response: no lock
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.goaway && c.err == nil && len(c.pending) == 0 && len(c.streams) == 0
