@@ -39,7 +39,9 @@ func StreamRecvLimit(p RateLimitPolicy, clock Clock) StreamServerInterceptor {
 // receives: SendMsg waits for a token of the stream's own bucket first.
 func StreamSendLimit(p RateLimitPolicy, clock Clock) StreamClientInterceptor {
 	if p.Rate <= 0 {
-		return func(ctx context.Context, info *CallInfo, next Streamer) (ClientStreamer, error) { return next(ctx, info) }
+		return func(ctx context.Context, info *CallInfo, next Streamer) (ClientStreamer, error) {
+			return next(ctx, info)
+		}
 	}
 	lc := limiterClock{clockOrSystem(clock)}
 	return func(ctx context.Context, info *CallInfo, next Streamer) (ClientStreamer, error) {
