@@ -197,7 +197,7 @@ func (h *h2Conn) readLoop() error {
 // the reading over meanwhile (see serverConn.watchdog).
 func (h *h2Conn) serve(st *h2Stream) bool {
 	c, me := h.c, st.sc.me
-	if h.s.o.clock.Now().UnixNano() < me.slowUntil.Load() {
+	if !me.quick(h.s.o.clock) {
 		st.mode = sock.Queued
 		h.s.workers.run(st)
 		return false

@@ -85,6 +85,21 @@ type methodEntry struct {
 	reqs *sync.Pool
 }
 
+// quick reports whether the method's calls run on the reading goroutine
+// now (see slowUntil). A method that was never slow, or whose slow period
+// ended (slowUntil is then reset), costs no clock read.
+func (me *methodEntry) quick(clock Clock) bool {
+	until := me.slowUntil.Load()
+	if until == 0 {
+		return true
+	}
+	if clock.Now().UnixNano() < until {
+		return false
+	}
+	me.slowUntil.CompareAndSwap(until, 0)
+	return true
+}
+
 // newRequest returns an empty request message of the method: a reused
 // one when there is one.
 func (me *methodEntry) newRequest() Message {

@@ -82,7 +82,7 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		return nil
 	}
 	sc.conn, sc.me, sc.req, sc.id, sc.oneway = c, me, req, f.ID, oneway
-	sc.inline = s.o.clock.Now().UnixNano() >= me.slowUntil.Load()
+	sc.inline = me.quick(s.o.clock)
 	if !oneway {
 		c.mu.Lock()
 		_, dup := c.calls[f.ID]

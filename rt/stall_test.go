@@ -1,6 +1,9 @@
 package rt
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // A method whose calls stall the read loop most of the time moves to
 // workers; one whose calls stall once in a while (the OS or the GC held
@@ -41,4 +44,37 @@ func TestMethodStalls(t *testing.T) {
 			}
 		}
 	})
+}
+
+// countingClock is a Clock at a fixed time that counts its reads.
+type countingClock struct {
+	now   time.Time
+	reads int
+}
+
+func (c *countingClock) Now() time.Time                       { c.reads++; return c.now }
+func (c *countingClock) After(time.Duration) <-chan time.Time { return nil }
+
+// TestMethodQuick: a method runs on the reading goroutine unless it is in
+// a slow period; deciding so reads the clock only while a slow period is
+// set, which ends (and is cleared) once its time has passed.
+func TestMethodQuick(t *testing.T) {
+	clock := &countingClock{now: time.Unix(1_700_000_000, 0)}
+	var me methodEntry
+	if !me.quick(clock) || clock.reads != 0 {
+		t.Fatalf("never slow: quick %v after %d clock reads, want true after none", me.quick(clock), clock.reads)
+	}
+	me.slowUntil.Store(clock.now.Add(slowFor).UnixNano())
+	if me.quick(clock) {
+		t.Fatal("in its slow period: quick")
+	}
+	clock.now = clock.now.Add(slowFor)
+	if !me.quick(clock) || me.slowUntil.Load() != 0 {
+		t.Fatalf("after its slow period: quick %v, slowUntil %d; want true, 0", me.quick(clock), me.slowUntil.Load())
+	}
+	reads := clock.reads
+	me.quick(clock)
+	if clock.reads != reads {
+		t.Fatal("the clock is still read after the slow period ended")
+	}
 }
