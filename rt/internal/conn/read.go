@@ -107,6 +107,12 @@ func (c *Conn) setReading(v bool) {
 // holder to hand the response over. A leader whose call was alone on the
 // connection polls the socket before it parks (see WithSpinWait).
 func (c *Conn) awaitLeading(ctx context.Context, r *Request, id uint32, p *Pending, alone, watched bool) error {
+	if c.readHeld.Load() {
+		// Someone reads, and while calls are pending (this one is) the
+		// role is handed on rather than let go (release): wait, without
+		// the lock.
+		return c.await(ctx, r, id, p, watched)
+	}
 	c.mu.Lock()
 	lead := !c.reading && c.err == nil
 	if lead {
@@ -270,6 +276,9 @@ func (c *Conn) readPending() bool {
 		}
 		if !c.handle(f) {
 			return false
+		}
+		if c.r.Ready() {
+			continue // the next frame is here already: no wait, no lock
 		}
 		c.mu.Lock()
 		idle := len(c.pending) == 0 && len(c.streams) == 0
