@@ -91,7 +91,7 @@ func (r *Registry) handshakeLimit() time.Duration {
 	return r.timeout
 }
 
-// handshakeTLS runs the TLS handshake on c within the session timeout.
+// handshakeTLS runs the TLS handshake on c within handshakeLimit.
 func (r *Registry) handshakeTLS(c net.Conn, address string) (net.Conn, error) {
 	cfg := r.tls
 	if cfg.ServerName == "" {
@@ -99,7 +99,7 @@ func (r *Registry) handshakeTLS(c net.Conn, address string) (net.Conn, error) {
 		cfg.ServerName, _, _ = net.SplitHostPort(address)
 	}
 	tc := tls.Client(c, cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), r.handshakeLimit())
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
 		c.Close()

@@ -40,6 +40,21 @@ func TestTLS(t *testing.T) {
 	}
 	h.WaitFor(t, "the config, over TLS", func(s registry.Snapshot) bool { return s.Config.RateLimit != nil })
 
+	// Two servers that never answer the TLS handshake hold New a third
+	// of the session timeout each, as they do without TLS
+	// (TestSilentServersSkipped).
+	const timeout = 3 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	start := time.Now()
+	r, err := New(ctx, Options{Servers: []string{silentServer(t), silentServer(t), secure}, Root: e.root,
+		SessionTimeout: timeout, TLS: &tls.Config{RootCAs: pool}})
+	cancel()
+	if err != nil {
+		t.Fatalf("New with two silent servers: %v", err)
+	}
+	r.Close()
+	t.Logf("session over TLS with two silent servers after %v", time.Since(start).Round(time.Millisecond))
+
 	for _, tc := range []struct {
 		name string
 		tls  *tls.Config
