@@ -15,14 +15,16 @@ import (
 // a message (not before io.EOF: the end is not delayed). Nothing is
 // refused: while the handler waits, the stream's next messages stay
 // unread, its flow-control window fills and the client's Send waits in
-// turn, so a fast client is slowed down to the rate rather than failed. A method's rate limit (ServicePolicy.RateLimit,
-// ClientRateLimit) counts streams opened; this counts their messages.
+// turn, so a fast client is slowed down to the rate rather than failed.
+// A method's rate limit (ServicePolicy.RateLimit, ClientRateLimit)
+// counts streams opened; this counts their messages.
 //
 // A wait that its stream's deadline would cut short fails at once with
-// ResourceExhausted; the stream's end (the client's cancel, the
-// connection's loss) ends a wait with the stream's error. p.Rate <= 0
-// means no limit. clock is the clock the waits run on; nil means the
-// system clock.
+// ResourceExhausted. The stream's end (the client's cancel, the
+// connection's loss) ends a wait: RecvMsg returns the message it waited
+// with, and the handler's next call on the stream reports the stream's
+// status. p.Rate <= 0 means no limit. clock is the clock the waits run
+// on; nil means the system clock.
 func StreamRecvLimit(p RateLimitPolicy, clock Clock) StreamServerInterceptor {
 	if p.Rate <= 0 {
 		return func(ss ServerStreamer, _ *CallInfo, next StreamHandler) error { return next(ss) }
