@@ -74,18 +74,7 @@ func BenchmarkUnaryParallel(b *testing.B) {
 // BenchmarkUnaryOwnedParallel is BenchmarkUnaryParallel with the messages
 // of BenchmarkUnaryOwned.
 func BenchmarkUnaryOwnedParallel(b *testing.B) {
-	cli := aliasEnv(b, nil)
-	b.SetParallelism(32)
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		req, resp := &aliasMsg{S: strings.Repeat("x", 581)}, new(aliasMsg)
-		ctx := context.Background()
-		for pb.Next() {
-			if err := cli.Invoke(ctx, &aliasDesc, 0, req, resp); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	unaryOwnedParallel(b, context.Background())
 }
 
 // BenchmarkUnaryOwnedParallelSharedContext is BenchmarkUnaryOwnedParallel
@@ -93,9 +82,15 @@ func BenchmarkUnaryOwnedParallel(b *testing.B) {
 // signal.NotifyContext has: it should cost no more than
 // context.Background (see ctxWatch in rt/internal/conn).
 func BenchmarkUnaryOwnedParallelSharedContext(b *testing.B) {
-	cli := aliasEnv(b, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	unaryOwnedParallel(b, ctx)
+}
+
+// unaryOwnedParallel runs 32 callers per processor with ctx, each calling
+// with the messages of BenchmarkUnaryOwned.
+func unaryOwnedParallel(b *testing.B, ctx context.Context) {
+	cli := aliasEnv(b, nil)
 	b.SetParallelism(32)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
