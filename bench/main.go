@@ -37,6 +37,8 @@ func run(ctx context.Context, args []string) error {
 		return runner.Streams(ctx, rest, os.Stdout, os.Stderr)
 	case "grpcserver": // issue 15: "run" with gRPC-Go's client on both servers
 		return runner.GRPCServer(ctx, rest, os.Stdout, os.Stderr)
+	case "tail": // issue 16: where the slowest calls are
+		return runner.Tail(ctx, rest, os.Stdout, os.Stderr)
 	case "server":
 		defer profile(cmd)()
 		return runner.Server(ctx, rest, os.Stdin, os.Stdout)
@@ -54,7 +56,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return certs.Generate(rest[0])
 	default:
-		return fmt.Errorf("unknown command %q; want run, curves, streams, grpcserver, server, client, report or certs", cmd)
+		return fmt.Errorf("unknown command %q; want run, curves, streams, grpcserver, tail, server, client, report or certs", cmd)
 	}
 }
 

@@ -9,6 +9,7 @@
 #	./run.sh curves                   # the cost curves instead (bench curves), 10-25 minutes
 #	./run.sh streams                  # issue 14: yrpc, gRPC-Go and drpc streams, results/streams
 #	./run.sh grpcserver               # issue 15: gRPC-Go's client on both servers, results/grpcserver
+#	./run.sh tail                     # issue 16: where the slowest calls are, results/tail/tail.md
 #
 # yrpc is included when the module builds with -tags yrpc (the generated
 # package github.com/yrpc/yrpc/examples/hello/hellorpc and the runtime);
@@ -25,6 +26,6 @@ else
 fi
 cmd=run
 case "${1:-}" in
-curves | streams | grpcserver) cmd=$1 && shift ;;
+curves | streams | grpcserver | tail) cmd=$1 && shift ;;
 esac
 exec bin/bench "$cmd" "$@"

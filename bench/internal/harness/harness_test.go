@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -192,3 +193,30 @@ type recorder struct {
 
 func (r *recorder) Call(_ context.Context, w int) error { r.seen[w] = true; return nil }
 func (r *recorder) Close() error                        { return fmt.Errorf("closed %d", r.id) }
+
+// TestRunTimeline checks that RunTimeline keeps every call's start and
+// latency in call order: with one worker the starts increase, and each
+// call starts after the one before it ended.
+func TestRunTimeline(t *testing.T) {
+	f := newFake(1, 0)
+	before := time.Now().UnixNano()
+	ph := RunTimeline(context.Background(), f, 1, 200)
+	after := time.Now().UnixNano()
+	if len(ph.Starts) != 200 || len(ph.Took) != 200 || len(ph.Lat) != 200 {
+		t.Fatalf("kept %d starts, %d latencies in call order and %d sorted; want 200 each", len(ph.Starts), len(ph.Took), len(ph.Lat))
+	}
+	for i, st := range ph.Starts {
+		if st < before || st > after {
+			t.Fatalf("call %d started at %d, outside the phase [%d, %d]", i, st, before, after)
+		}
+		if i > 0 && st < ph.Starts[i-1]+int64(ph.Took[i-1]) {
+			t.Fatalf("call %d started at %d, before call %d ended (%d + %v)", i, st, i-1, ph.Starts[i-1], ph.Took[i-1])
+		}
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(ph.Took)), ph.Lat) {
+		t.Error("the latencies in call order are not those of Lat")
+	}
+	if ph := Run(context.Background(), f, 1, 10); ph.Starts != nil || ph.Took != nil {
+		t.Errorf("Run kept a timeline: %d starts", len(ph.Starts))
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/yrpc/yrpc/bench/internal/certs"
 	"github.com/yrpc/yrpc/bench/internal/harness"
 	"github.com/yrpc/yrpc/bench/internal/impl"
+	"github.com/yrpc/yrpc/bench/internal/timeline"
 )
 
 // clientResult is what a client process reports for its counted phase.
@@ -44,6 +45,7 @@ func Client(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 	certDir := fs.String("certs", "", "directory of the run's certificates, for TLS implementations (bench run makes it)")
 	size := fs.Int("size", 0, "request size in bytes (0: the workload's 581)")
 	conns := fs.Int("conns", 1, "clients (connections) to spread the workers over (the fan-in curve)")
+	timelineFile := fs.String("timeline", "", "file to write each counted call's start and latency, and when this process's collections ended, to (bench tail)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -81,7 +83,19 @@ func Client(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 			return fmt.Errorf("runner: %s client: want %q on stdin", im.Name, "go")
 		}
 	}
-	ph := harness.Run(ctx, cl, *c, *n)
+	run := harness.Run
+	if *timelineFile != "" {
+		run = harness.RunTimeline
+	}
+	ph := run(ctx, cl, *c, *n)
+	if *timelineFile != "" {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		f := &timeline.File{Role: "client", Impl: im.Name, C: *c, Starts: ph.Starts, Took: ph.Took, GCEnds: timeline.GCEnds(&m)}
+		if err := timeline.Write(*timelineFile, f); err != nil {
+			return fmt.Errorf("runner: %s client: %w", im.Name, err)
+		}
+	}
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 	res := clientResult{
 		Calls:      *n,

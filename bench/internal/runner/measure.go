@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -78,7 +80,13 @@ func measureInto(ctx context.Context, cfg *measureConfig, e entry, pt point, r *
 		tlsArgs = []string{"-certs", cfg.certs}
 	}
 	srvArgs := []string{"server", "-impl", name, "-size", strconv.Itoa(pt.size), "-listeners", strconv.Itoa(max(pt.listeners, 1))}
-	srv, err := startProc(ctx, e.bin, env, append(srvArgs, tlsArgs...)...)
+	var srvTimeline, cliTimeline []string
+	if cfg.timeline != "" {
+		stem := filepath.Join(cfg.timeline, timelineStem(e.name, pt.c, r.Repeat))
+		srvTimeline = []string{"-timeline", stem + ".server"}
+		cliTimeline = []string{"-timeline", stem + ".client"}
+	}
+	srv, err := startProc(ctx, e.bin, env, slices.Concat(srvArgs, tlsArgs, srvTimeline)...)
 	if err != nil {
 		return err
 	}
@@ -90,7 +98,7 @@ func measureInto(ctx context.Context, cfg *measureConfig, e entry, pt point, r *
 	warm := int(math.Ceil(float64(pt.n) * cfg.warmup))
 	cli, err := startProc(ctx, e.bin, env, append([]string{"client", "-impl", name, "-addr", addr,
 		"-c", strconv.Itoa(pt.c), "-n", strconv.Itoa(pt.n), "-warmup", strconv.Itoa(warm),
-		"-size", strconv.Itoa(pt.size), "-conns", strconv.Itoa(max(pt.conns, 1))}, tlsArgs...)...)
+		"-size", strconv.Itoa(pt.size), "-conns", strconv.Itoa(max(pt.conns, 1))}, slices.Concat(tlsArgs, cliTimeline)...)...)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,9 @@ type measureConfig struct {
 	procs   int           // GOMAXPROCS of each process
 	timeout time.Duration // limit for one measurement
 	certs   string        // the run's certificates, when an implementation runs over TLS
+	// timeline is a directory for the processes' timelines (bench tail),
+	// or "" for none.
+	timeline string
 }
 
 func parseRun(args []string) (*runConfig, error) {
@@ -54,11 +57,12 @@ func parseRun(args []string) (*runConfig, error) {
 	bin := fs.String("bin", "", "bench binary to start the processes from (default: this one)")
 	timeout := fs.Duration("timeout", 5*time.Minute, "limit for one measurement")
 	quick := fs.Bool("quick", false, "smoke run: 1,000 calls at c=1, 3,000 otherwise, one repeat, output in OUT/quick")
+	timelineDir := fs.String("timeline", "", "directory for a timeline of each measurement's processes (bench tail reads them): every call's start and latency, every collection's end")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	cfg := &runConfig{calls1: *calls1, calls: *calls, repeats: *repeats, out: *out, bin: *bin, quick: *quick,
-		measureConfig: measureConfig{warmup: *warmup, procs: *procs, timeout: *timeout}}
+		measureConfig: measureConfig{warmup: *warmup, procs: *procs, timeout: *timeout, timeline: *timelineDir}}
 	if cfg.quick {
 		cfg.calls1, cfg.calls, cfg.repeats = 1000, 3000, 1
 		// A smoke run does not overwrite the results of a full one.
@@ -183,6 +187,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseRun(args)
 	if err != nil {
 		return err
+	}
+	if cfg.timeline != "" {
+		if err := os.MkdirAll(cfg.timeline, 0o755); err != nil {
+			return err
+		}
 	}
 	dir, remove, err := makeCerts(cfg.impls)
 	if err != nil {

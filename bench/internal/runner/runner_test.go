@@ -325,3 +325,39 @@ func TestCurves(t *testing.T) {
 		t.Errorf("report of curves.json: %v\n%s", err, again.String())
 	}
 }
+
+// TestTail runs bench tail on net/rpc: the client and server processes
+// write their timelines, and tail.md has the measurement's row.
+func TestTail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	t.Setenv(childEnv, "1")
+	out, keep := t.TempDir(), t.TempDir()
+	var stdout, stderr strings.Builder
+	keep = filepath.Join(keep, "made") // Run makes it
+	if err := Tail(context.Background(), []string{"-impls", "netrpc,tcp-pipeline", "-c", "4", "-repeats", "1", "-n", "300", "-out", out, "-timeline", keep}, &stdout, &stderr); err != nil {
+		t.Fatalf("tail: %v\nstderr:\n%s", err, stderr.String())
+	}
+	for _, name := range []string{"netrpc-c4-r1.client", "netrpc-c4-r1.server"} {
+		if _, err := os.Stat(filepath.Join(keep, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "tail.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| netrpc | 4 | 300 |") || string(md) != stdout.String() {
+		t.Errorf("tail.md lacks the row of netrpc at c=4, or differs from what was printed:\n%s", md)
+	}
+	if !strings.Contains(string(md), "a load that is not one call per request): tcp-pipeline-c4-r1.client") {
+		t.Errorf("tail.md does not say that the pipeline has no timeline of each call:\n%s", md)
+	}
+}
+
+func TestTimelineStem(t *testing.T) {
+	if got, want := timelineStem("feed/yrpc@bench-b", 64, 2), "feed_yrpc_bench-b-c64-r2"; got != want {
+		t.Errorf("timelineStem = %q, want %q", got, want)
+	}
+}

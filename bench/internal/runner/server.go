@@ -14,6 +14,7 @@ import (
 
 	"github.com/yrpc/yrpc/bench/internal/certs"
 	"github.com/yrpc/yrpc/bench/internal/impl"
+	"github.com/yrpc/yrpc/bench/internal/timeline"
 )
 
 // Server runs "bench server": serve one implementation on loopback and
@@ -25,6 +26,7 @@ func Server(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 	certDir := fs.String("certs", "", "directory of the run's certificates, for TLS implementations (bench run makes it)")
 	size := fs.Int("size", 0, "request size in bytes (0: the workload's 581)")
 	listeners := fs.Int("listeners", 1, "independent servers, each on its own listener (the providers curve)")
+	timelineFile := fs.String("timeline", "", "file to write when the collections of this process ended to, on quit (bench tail)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -59,7 +61,15 @@ func Server(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 	}
 	stop := func() error {
 		cancel()
-		return waitAll(served, len(addrs))
+		err := waitAll(served, len(addrs))
+		if *timelineFile != "" {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if werr := timeline.Write(*timelineFile, &timeline.File{Role: "server", Impl: im.Name, GCEnds: timeline.GCEnds(&m)}); err == nil {
+				err = werr
+			}
+		}
+		return err
 	}
 	if err := say(stdout, "addr %s", strings.Join(addrs, ",")); err != nil {
 		stop()
