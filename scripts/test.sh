@@ -12,8 +12,10 @@
 # 3. Every nested module (a go.mod below the root): go vet ./... and
 #    go test ./..., in the workspace of ./go.work, so that they build against
 #    this checkout's root module (their go.mod requires a released version);
-#    bench/ is only vetted and built (its benchmarks are long; run them by
-#    hand). interop/ runs a Python gRPC client too: Debian's protobuf-compiler,
+#    bench/ is vetted and its unit tests run with -short, with and without
+#    its yrpc build tag (which run.sh builds with), so that the harness and
+#    yrpc's adapter keep compiling and working; the benchmarks themselves
+#    are long: run them by hand (bench/run.sh). interop/ runs a Python gRPC client too: Debian's protobuf-compiler,
 #    python3-grpcio and python3-protobuf are installed if missing, and
 #    YRPC_INTEROP_REQUIRED=1 turns the test's "not installed" skip into a
 #    failure.
@@ -85,8 +87,8 @@ while IFS= read -r mod; do
 	step "module $dir: go vet"
 	(cd "$dir" && go vet ./...)
 	if [[ $dir == ./bench ]]; then
-		step "module $dir: go build (benchmarks are not run here)"
-		(cd "$dir" && go build ./... && go test -run '^$' ./... >/dev/null)
+		step "module $dir: go vet and go test -short, with and without -tags yrpc (the benchmarks are not run here)"
+		(cd "$dir" && go vet -tags yrpc ./... && go test -short ./... "$@" && go test -short -tags yrpc ./... "$@")
 		continue
 	fi
 	step "module $dir: go test"
