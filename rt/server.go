@@ -191,7 +191,9 @@ func (s *Server) Recorder() *metrics.Recorder { return s.rec }
 
 // RegisterService registers impl as the implementation of sd. Generated
 // Register functions call it. Errors (registering after Serve, a duplicate
-// service, a method ID that another service uses too) are returned by Serve.
+// service, a method ID that another service uses too, a hand-written
+// descriptor without a MethodIndex that maps each method's ID to its
+// index, or a method without its handler) are returned by Serve.
 func (s *Server) RegisterService(sd *ServiceDesc, impl any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -206,6 +208,17 @@ func (s *Server) register(sd *ServiceDesc, impl any) error {
 		return fmt.Errorf("rt: register %q: server already serving", sd.Name)
 	case impl == nil:
 		return fmt.Errorf("rt: register %q: nil implementation", sd.Name)
+	case sd.MethodIndex == nil:
+		return fmt.Errorf("rt: register %q: the descriptor has no MethodIndex (yrpcc generates it)", sd.Name)
+	}
+	for i := range sd.Methods {
+		m := &sd.Methods[i]
+		switch {
+		case sd.MethodIndex(m.ID) != i:
+			return fmt.Errorf("rt: register %q: its MethodIndex maps the ID %#x of method %q to %d, not %d", sd.Name, m.ID, m.Name, sd.MethodIndex(m.ID), i)
+		case m.Stream == NotStream && m.Handle == nil, m.Stream != NotStream && m.HandleStream == nil:
+			return fmt.Errorf("rt: register %q: method %q has no handler in its descriptor", sd.Name, m.Name)
+		}
 	}
 	for _, se := range s.services {
 		if se.sd.Name == sd.Name {

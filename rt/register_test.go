@@ -1,0 +1,57 @@
+package rt_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/yrpc/yrpc/rt"
+)
+
+// TestRegisterChecksTheDescriptor: a hand-written descriptor that the
+// server could not dispatch with is refused when it is registered (Serve
+// says why), instead of failing the first request that reaches it.
+func TestRegisterChecksTheDescriptor(t *testing.T) {
+	noIndex := testDesc
+	noIndex.MethodIndex = nil
+	wrongIndex := testDesc
+	wrongIndex.MethodIndex = func(uint32) int { return 0 }
+	noHandler := testDesc
+	noHandler.Methods = append([]rt.MethodDesc(nil), testDesc.Methods...)
+	noHandler.Methods[1].Handle = nil
+	for _, tt := range []struct {
+		name string
+		sd   *rt.ServiceDesc
+		want string
+	}{
+		{"no MethodIndex", &noIndex, `register "test.Echo": the descriptor has no MethodIndex`},
+		{"inconsistent MethodIndex", &wrongIndex, `its MethodIndex maps the ID 0x1002 of method "Fire" to 0, not 1`},
+		{"no handler", &noHandler, `method "Fire" has no handler in its descriptor`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := rt.NewServer()
+			srv.RegisterService(tt.sd, newTestImpl())
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lis.Close()
+			served := make(chan error, 1)
+			go func() { served <- srv.Serve(context.Background(), lis) }()
+			defer func() {
+				srv.Close()
+				<-served
+			}()
+			select {
+			case err := <-served:
+				served <- err // for the deferred wait
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("Serve = %v, want an error with %q", err, tt.want)
+				}
+			case <-ctxT(t).Done():
+				t.Fatal("Serve serves a descriptor it cannot dispatch with")
+			}
+		})
+	}
+}
