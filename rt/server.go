@@ -47,6 +47,7 @@ type Server struct {
 	readyOnce sync.Once
 	done      chan struct{} // closed by Close
 	epoch     atomic.Int64  // heartbeat ticks, for idle detection
+	made      time.Time     // when NewServer ran: the origin of serverCall.arrived
 	wg        sync.WaitGroup
 	workers   workerPool
 	conc      *limiter.Concurrency // nil: no in-flight limit
@@ -151,6 +152,7 @@ func NewServer(opts ...ServerOption) *Server {
 		ready:     make(chan struct{}),
 		connGone:  make(chan struct{}, 1),
 		done:      make(chan struct{}),
+		made:      time.Now(),
 	}
 	s.rec = s.o.defaultRecorder()
 	if s.o.registryToken {

@@ -114,6 +114,7 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		}
 	}
 	c.initContext(&sc.ctx, f, me, md)
+	sc.arrived = c.arrived.Sub(s.made)
 	sc.held = len(f.Body)
 	c.held.add(sc.held)
 	s.held.add(sc.held)
@@ -123,11 +124,12 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 }
 
 // initContext sets up ctx as the handler context of the call or stream
-// that f opens.
+// that f opens. Its deadline counts from when f was read off the
+// connection (wall clock, whatever the server's Clock).
 func (c *serverConn) initContext(ctx *callCtx, f *wire.Frame, me *methodEntry, md MD) {
 	ctx.parent, ctx.md, ctx.peer, ctx.info, ctx.drop = context.Background(), md, c.peer, &me.info, c.dropFunc
 	if f.Timeout > 0 {
-		ctx.deadline = time.Now().Add(f.Timeout) // wall clock, whatever the server's Clock
+		ctx.deadline = c.arrived.Add(f.Timeout)
 	}
 }
 
@@ -168,6 +170,9 @@ type serverCall struct {
 	oneway bool
 	inline bool // serve on the reading goroutine (the method is quick)
 	held   int  // the request's bytes, accounted while the call is in flight
+	// arrived is when the request was read off the connection, since
+	// the server was made (Server.made): its latency counts from then.
+	arrived time.Duration
 }
 
 // run serves the call on a pooled worker.
@@ -185,14 +190,10 @@ func (sc *serverCall) serve(mode sock.WriteMode) {
 	defer c.srv.held.release(sc.held)
 	defer c.held.release(sc.held)
 	obs := c.srv.o.observer
-	var start time.Time
-	if obs != nil {
-		start = time.Now()
-	}
 	resp, err := sc.invoke()
 	if obs != nil {
 		obs.Observe(metrics.Event{Side: metrics.Server, Service: sc.me.info.Service.Name, Method: sc.me.info.Method.Name,
-			Code: CodeOf(err).String(), Latency: time.Since(start)})
+			Code: CodeOf(err).String(), Latency: time.Since(c.srv.made) - sc.arrived})
 	}
 	md := sc.ctx.finish()
 	if sc.oneway {

@@ -47,6 +47,10 @@ type serverConn struct {
 	// (closeWrite); what the client still sends is dropped.
 	writeClosed atomic.Bool
 	started     bool // the first frame was read; the reader's
+	// arrived is when the frames being handled were read off the
+	// connection: the clock is read once per read that waited for the
+	// client, not for each of the requests it brings. The reader's.
+	arrived time.Time
 
 	dropFunc func()
 	// Serving calls on the reading goroutine (see readLoop): owner is
@@ -169,6 +173,9 @@ func (c *serverConn) readLoop() error {
 		if err != nil {
 			return c.readFailed(err)
 		}
+		if p.fresh || c.arrived.IsZero() {
+			c.arrived = time.Now()
+		}
 		if c.writeClosed.Load() {
 			continue // drained and half-closed: the client is told already
 		}
@@ -188,6 +195,7 @@ func (c *serverConn) readLoop() error {
 type readPace struct {
 	batch   int
 	perRead sock.LoneAvg
+	fresh   bool // the next frame is read from the connection, not from what is buffered
 }
 
 // pace runs before each read. When the read would wait for the client it
@@ -197,7 +205,7 @@ type readPace struct {
 // of answers untaken (until it takes them, or the write timeout closes
 // the connection).
 func (c *serverConn) pace(p *readPace) error {
-	if !c.r.Ready() {
+	if p.fresh = !c.r.Ready(); p.fresh {
 		if err := c.w.FlushHeld(); err != nil {
 			return err
 		}

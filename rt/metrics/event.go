@@ -40,7 +40,11 @@ type Event struct {
 	Attempt int
 	// Code is the outcome's status code name, "OK" on success (rt.Code's
 	// String).
-	Code    string
+	Code string
+	// Latency is the client call's or attempt's duration; for a server
+	// call, from when its request was read off the connection (its wait
+	// behind the requests read with it, or for a worker, included) until
+	// its handler returned.
 	Latency time.Duration
 	// Mocked is "forced" or "fallback" when a mock answered the call, ""
 	// otherwise.
