@@ -20,6 +20,9 @@ func TestRegisterChecksTheDescriptor(t *testing.T) {
 	noHandler := testDesc
 	noHandler.Methods = append([]rt.MethodDesc(nil), testDesc.Methods...)
 	noHandler.Methods[1].Handle = nil
+	noNew := testDesc
+	noNew.Methods = append([]rt.MethodDesc(nil), testDesc.Methods...)
+	noNew.Methods[0].NewRequest = nil
 	for _, tt := range []struct {
 		name string
 		sd   *rt.ServiceDesc
@@ -28,6 +31,7 @@ func TestRegisterChecksTheDescriptor(t *testing.T) {
 		{"no MethodIndex", &noIndex, `register "test.Echo": the descriptor has no MethodIndex`},
 		{"inconsistent MethodIndex", &wrongIndex, `its MethodIndex maps the ID 0x1002 of method "Fire" to 0, not 1`},
 		{"no handler", &noHandler, `method "Fire" has no handler in its descriptor`},
+		{"no NewRequest", &noNew, `method "Echo" has no NewRequest in its descriptor`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := rt.NewServer()

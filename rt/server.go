@@ -195,7 +195,8 @@ func (s *Server) Recorder() *metrics.Recorder { return s.rec }
 // Register functions call it. Errors (registering after Serve, a duplicate
 // service, a method ID that another service uses too, a hand-written
 // descriptor without a MethodIndex that maps each method's ID to its
-// index, or a method without its handler) are returned by Serve.
+// index, or a method without its handler or NewRequest) are returned by
+// Serve.
 func (s *Server) RegisterService(sd *ServiceDesc, impl any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -220,6 +221,8 @@ func (s *Server) register(sd *ServiceDesc, impl any) error {
 			return fmt.Errorf("rt: register %q: its MethodIndex maps the ID %#x of method %q to %d, not %d", sd.Name, m.ID, m.Name, sd.MethodIndex(m.ID), i)
 		case m.Stream == NotStream && m.Handle == nil, m.Stream != NotStream && m.HandleStream == nil:
 			return fmt.Errorf("rt: register %q: method %q has no handler in its descriptor", sd.Name, m.Name)
+		case m.Stream == NotStream && m.NewRequest == nil:
+			return fmt.Errorf("rt: register %q: method %q has no NewRequest in its descriptor", sd.Name, m.Name)
 		}
 	}
 	for _, se := range s.services {
