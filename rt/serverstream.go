@@ -23,6 +23,9 @@ type serverStream struct {
 	me   *methodEntry
 	s    *stream.Stream
 	id   uint32
+	// arrived is when the stream's open frame was read off the
+	// connection, since the server was made (as serverCall.arrived).
+	arrived time.Duration
 
 	mu      sync.Mutex
 	trailer MD
@@ -93,7 +96,7 @@ func (c *serverConn) openStream(f *wire.Frame) {
 		c.closeStream(f.ID, r.err, trailer)
 		return
 	}
-	ss := &serverStream{conn: c, me: me, id: f.ID}
+	ss := &serverStream{conn: c, me: me, id: f.ID, arrived: c.arrived.Sub(c.srv.made)}
 	c.initContext(&ss.ctx, f, me, md)
 	ss.s = stream.New(c.sc, f.ID, &ss.ctx, me.info.Method.Policy.MaxMessageSize)
 	c.srv.inflight.Add(1)
@@ -133,14 +136,10 @@ func (ss *serverStream) run() {
 	defer c.srv.callDone()
 	defer c.inflight.Add(-1)
 	obs := c.srv.o.observer
-	var start time.Time
-	if obs != nil {
-		start = time.Now()
-	}
 	err := ss.serve()
 	if obs != nil {
 		obs.Observe(metrics.Event{Side: metrics.Server, Service: ss.me.info.Service.Name, Method: ss.me.info.Method.Name,
-			Code: CodeOf(err).String(), Latency: time.Since(start)})
+			Code: CodeOf(err).String(), Latency: time.Since(c.srv.made) - ss.arrived})
 	}
 	ss.ctx.mu.Lock()
 	ss.ctx.finished = true

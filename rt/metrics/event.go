@@ -42,9 +42,9 @@ type Event struct {
 	// String).
 	Code string
 	// Latency is the client call's or attempt's duration; for a server
-	// call, from when its request was read off the connection (its wait
-	// behind the requests read with it, or for a worker, included) until
-	// its handler returned.
+	// call or stream, from when its request or open frame was read off
+	// the connection (its wait behind the frames read with it, or for a
+	// worker, included) until its handler returned.
 	Latency time.Duration
 	// Mocked is "forced" or "fallback" when a mock answered the call, ""
 	// otherwise.
