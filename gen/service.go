@@ -300,8 +300,9 @@ func (m *model) genHandle(f *jen.File, s *svcModel, mm *methodModel) {
 func (m *model) genHashKey(f *jen.File, s *svcModel, mm *methodModel) {
 	name := s.lower + mm.Name + "HashKey"
 	fm := mm.hashKey
-	f.Commentf("%s appends the %q field of the request to dst.", name, fm.Name)
-	field := jen.Id("req").Assert(jen.Op("*").Id(mm.Request)).Dot(fm.goName)
+	f.Commentf("%s appends the %q field of the request to dst; a nil", name, fm.Name)
+	f.Comment("request hashes as an empty one, as it is sent.")
+	field := jen.Id("m").Dot(fm.goName)
 	x := jen.Id("x")
 	if fm.pointer() {
 		x = jen.Op("*").Id("x")
@@ -319,7 +320,11 @@ func (m *model) genHashKey(f *jen.File, s *svcModel, mm *methodModel) {
 	default:
 		app = jen.Qual("strconv", "AppendInt").Call(jen.Id("dst"), jen.Int64().Call(x), jen.Lit(10))
 	}
-	body := []jen.Code{jen.Id("x").Op(":=").Add(field)}
+	body := []jen.Code{
+		jen.List(jen.Id("m"), jen.Id("_")).Op(":=").Id("req").Assert(jen.Op("*").Id(mm.Request)),
+		jen.If(jen.Id("m").Op("==").Nil()).Block(jen.Id("m").Op("=").New(jen.Id(mm.Request))),
+		jen.Id("x").Op(":=").Add(field),
+	}
 	if fm.pointer() {
 		body = append(body, jen.If(jen.Id("x").Op("==").Nil()).Block(jen.Return(jen.Id("dst"))))
 	}

@@ -138,9 +138,14 @@ func feedSubscribeHandle(impl any, ss rt.ServerStreamer) error {
 	return impl.(FeedServer).Subscribe(req, &rt.GenericServerStream[Subscription, Event]{ServerStreamer: ss})
 }
 
-// feedSubscribeHashKey appends the "topic" field of the request to dst.
+// feedSubscribeHashKey appends the "topic" field of the request to dst; a nil
+// request hashes as an empty one, as it is sent.
 func feedSubscribeHashKey(req rt.Message, dst []byte) []byte {
-	x := req.(*Subscription).Topic
+	m, _ := req.(*Subscription)
+	if m == nil {
+		m = new(Subscription)
+	}
+	x := m.Topic
 	return append(dst, x...)
 }
 

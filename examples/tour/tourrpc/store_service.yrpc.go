@@ -151,9 +151,14 @@ func storeGetHandle(impl any, ctx context.Context, req rt.Message) (rt.Message, 
 	return resp, nil
 }
 
-// storeGetHashKey appends the "id" field of the request to dst.
+// storeGetHashKey appends the "id" field of the request to dst; a nil
+// request hashes as an empty one, as it is sent.
 func storeGetHashKey(req rt.Message, dst []byte) []byte {
-	x := req.(*Key).ID
+	m, _ := req.(*Key)
+	if m == nil {
+		m = new(Key)
+	}
+	x := m.ID
 	return strconv.AppendInt(dst, int64(x), 10)
 }
 
@@ -169,9 +174,14 @@ func storePutHandle(impl any, ctx context.Context, req rt.Message) (rt.Message, 
 	return resp, nil
 }
 
-// storePutHashKey appends the "id" field of the request to dst.
+// storePutHashKey appends the "id" field of the request to dst; a nil
+// request hashes as an empty one, as it is sent.
 func storePutHashKey(req rt.Message, dst []byte) []byte {
-	x := req.(*Entry).ID
+	m, _ := req.(*Entry)
+	if m == nil {
+		m = new(Entry)
+	}
+	x := m.ID
 	return strconv.AppendInt(dst, int64(x), 10)
 }
 
@@ -188,9 +198,14 @@ func storeWatchHandle(impl any, ss rt.ServerStreamer) error {
 	return impl.(StoreServer).Watch(req, &rt.GenericServerStream[Key, Entry]{ServerStreamer: ss})
 }
 
-// storeWatchHashKey appends the "id" field of the request to dst.
+// storeWatchHashKey appends the "id" field of the request to dst; a nil
+// request hashes as an empty one, as it is sent.
 func storeWatchHashKey(req rt.Message, dst []byte) []byte {
-	x := req.(*Key).ID
+	m, _ := req.(*Key)
+	if m == nil {
+		m = new(Key)
+	}
+	x := m.ID
 	return strconv.AppendInt(dst, int64(x), 10)
 }
 

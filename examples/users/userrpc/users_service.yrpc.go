@@ -417,9 +417,14 @@ func usersGetHandle(impl any, ctx context.Context, req rt.Message) (rt.Message, 
 	return resp, nil
 }
 
-// usersGetHashKey appends the "id" field of the request to dst.
+// usersGetHashKey appends the "id" field of the request to dst; a nil
+// request hashes as an empty one, as it is sent.
 func usersGetHashKey(req rt.Message, dst []byte) []byte {
-	x := req.(*GetUser).ID
+	m, _ := req.(*GetUser)
+	if m == nil {
+		m = new(GetUser)
+	}
+	x := m.ID
 	return strconv.AppendInt(dst, int64(x), 10)
 }
 
@@ -472,9 +477,14 @@ func usersTouchHandle(impl any, ctx context.Context, req rt.Message) (rt.Message
 	return nil, impl.(UsersServer).Touch(ctx, req.(*TouchUser))
 }
 
-// usersTouchHashKey appends the "id" field of the request to dst.
+// usersTouchHashKey appends the "id" field of the request to dst; a nil
+// request hashes as an empty one, as it is sent.
 func usersTouchHashKey(req rt.Message, dst []byte) []byte {
-	x := req.(*TouchUser).ID
+	m, _ := req.(*TouchUser)
+	if m == nil {
+		m = new(TouchUser)
+	}
+	x := m.ID
 	return strconv.AppendInt(dst, int64(x), 10)
 }
 

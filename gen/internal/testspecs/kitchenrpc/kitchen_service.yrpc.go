@@ -228,9 +228,14 @@ func kitchenServiceGetHandle(impl any, ctx context.Context, req rt.Message) (rt.
 	return resp, nil
 }
 
-// kitchenServiceGetHashKey appends the "id" field of the request to dst.
+// kitchenServiceGetHashKey appends the "id" field of the request to dst; a nil
+// request hashes as an empty one, as it is sent.
 func kitchenServiceGetHashKey(req rt.Message, dst []byte) []byte {
-	x := req.(*Node).ID
+	m, _ := req.(*Node)
+	if m == nil {
+		m = new(Node)
+	}
+	x := m.ID
 	return strconv.AppendInt(dst, int64(x), 10)
 }
 
@@ -246,9 +251,14 @@ func kitchenServicePutHandle(impl any, ctx context.Context, req rt.Message) (rt.
 	return resp, nil
 }
 
-// kitchenServicePutHashKey appends the "a_string" field of the request to dst.
+// kitchenServicePutHashKey appends the "a_string" field of the request to dst; a nil
+// request hashes as an empty one, as it is sent.
 func kitchenServicePutHashKey(req rt.Message, dst []byte) []byte {
-	x := req.(*Kitchen).AString
+	m, _ := req.(*Kitchen)
+	if m == nil {
+		m = new(Kitchen)
+	}
+	x := m.AString
 	return append(dst, x...)
 }
 
@@ -264,9 +274,14 @@ func kitchenServiceCheckHandle(impl any, ctx context.Context, req rt.Message) (r
 	return resp, nil
 }
 
-// kitchenServiceCheckHashKey appends the "score" field of the request to dst.
+// kitchenServiceCheckHashKey appends the "score" field of the request to dst; a nil
+// request hashes as an empty one, as it is sent.
 func kitchenServiceCheckHashKey(req rt.Message, dst []byte) []byte {
-	x := req.(*Checked).Score
+	m, _ := req.(*Checked)
+	if m == nil {
+		m = new(Checked)
+	}
+	x := m.Score
 	if x == nil {
 		return dst
 	}
@@ -285,9 +300,14 @@ func kitchenServiceForkHandle(impl any, ctx context.Context, req rt.Message) (rt
 	return resp, nil
 }
 
-// kitchenServiceForkHashKey appends the "opt_int32" field of the request to dst.
+// kitchenServiceForkHashKey appends the "opt_int32" field of the request to dst; a nil
+// request hashes as an empty one, as it is sent.
 func kitchenServiceForkHashKey(req rt.Message, dst []byte) []byte {
-	x := req.(*Kitchen).OptInt32
+	m, _ := req.(*Kitchen)
+	if m == nil {
+		m = new(Kitchen)
+	}
+	x := m.OptInt32
 	if x == nil {
 		return dst
 	}

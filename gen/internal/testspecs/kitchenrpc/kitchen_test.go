@@ -349,6 +349,12 @@ func TestServiceDesc(t *testing.T) {
 	if key := get.HashKey(&kitchenrpc.Node{ID: -17}, nil); string(key) != "-17" {
 		t.Errorf("Get hash key = %q", key)
 	}
+	// A nil request is sent as an empty one, and hashes as one.
+	for _, req := range []rt.Message{(*kitchenrpc.Node)(nil), nil} {
+		if key := get.HashKey(req, nil); string(key) != "0" {
+			t.Errorf("Get hash key of %#v = %q, want that of an empty request, %q", req, key, "0")
+		}
+	}
 	dst := make([]byte, 0, 32)
 	var req rt.Message = &kitchenrpc.Node{ID: 123456}
 	if n := testing.AllocsPerRun(100, func() { dst = get.HashKey(req, dst[:0]) }); n != 0 {

@@ -171,9 +171,14 @@ func feedWatchHandle(impl any, ss rt.ServerStreamer) error {
 	return impl.(FeedServer).Watch(req, &rt.GenericServerStream[Topic, Tick]{ServerStreamer: ss})
 }
 
-// feedWatchHashKey appends the "name" field of the request to dst.
+// feedWatchHashKey appends the "name" field of the request to dst; a nil
+// request hashes as an empty one, as it is sent.
 func feedWatchHashKey(req rt.Message, dst []byte) []byte {
-	x := req.(*Topic).Name
+	m, _ := req.(*Topic)
+	if m == nil {
+		m = new(Topic)
+	}
+	x := m.Name
 	return append(dst, x...)
 }
 
@@ -199,9 +204,14 @@ func feedLastHandle(impl any, ctx context.Context, req rt.Message) (rt.Message, 
 	return resp, nil
 }
 
-// feedLastHashKey appends the "name" field of the request to dst.
+// feedLastHashKey appends the "name" field of the request to dst; a nil
+// request hashes as an empty one, as it is sent.
 func feedLastHashKey(req rt.Message, dst []byte) []byte {
-	x := req.(*Topic).Name
+	m, _ := req.(*Topic)
+	if m == nil {
+		m = new(Topic)
+	}
+	x := m.Name
 	return append(dst, x...)
 }
 
