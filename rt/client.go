@@ -131,8 +131,13 @@ func (c *Client) Recorder() *metrics.Recorder { return c.rec }
 
 // Invoke implements Invoker: generated stubs call it.
 func (c *Client) Invoke(ctx context.Context, sd *ServiceDesc, m int, req, resp Message, opts ...CallOption) error {
-	if m < 0 || m >= len(sd.Methods) {
+	switch {
+	case m < 0 || m >= len(sd.Methods):
 		return Errorf(Internal, "invoke %s: method index %d out of range", sd.Name, m)
+	case req == nil:
+		return Errorf(InvalidArgument, "%s: nil request message (not sent)", sd.Methods[m].FullName)
+	case resp == nil && !sd.Methods[m].Oneway:
+		return Errorf(InvalidArgument, "%s: nil response message (not sent)", sd.Methods[m].FullName)
 	}
 	st, err := c.service(sd)
 	if err != nil {

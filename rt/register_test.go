@@ -59,3 +59,37 @@ func TestRegisterChecksTheDescriptor(t *testing.T) {
 		})
 	}
 }
+
+// TestInvokeNilMessages: Invoke refuses a nil request, and a nil response
+// for a method that answers, with InvalidArgument and without sending;
+// a oneway call needs no response message.
+func TestInvokeNilMessages(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, tt := range []struct {
+		name      string
+		req, resp rt.Message
+		want      string
+	}{
+		{"nil request", nil, new(msg), "test.Echo/Echo: nil request message (not sent)"},
+		{"nil response", &msg{S: "x"}, nil, "test.Echo/Echo: nil response message (not sent)"},
+	} {
+		err := e.cli.Invoke(ctxT(t), &testDesc, 0, tt.req, tt.resp)
+		if rt.CodeOf(err) != rt.InvalidArgument || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want InvalidArgument %q", tt.name, err, tt.want)
+		}
+	}
+	if n := e.impl.calls.Load(); n != 0 {
+		t.Errorf("the server saw %d calls, want none", n)
+	}
+	if err := e.cli.Invoke(ctxT(t), &testDesc, 1, &msg{S: "fired"}, nil); err != nil {
+		t.Fatalf("oneway without a response message: %v", err)
+	}
+	select {
+	case got := <-e.impl.oneways:
+		if got != "fired" {
+			t.Errorf("oneway delivered %q", got)
+		}
+	case <-ctxT(t).Done():
+		t.Fatal("the oneway call was not delivered")
+	}
+}
