@@ -32,6 +32,7 @@ func TestRegisterChecksTheDescriptor(t *testing.T) {
 		{"inconsistent MethodIndex", &wrongIndex, `its MethodIndex maps the ID 0x1002 of method "Fire" to 0, not 1`},
 		{"no handler", &noHandler, `method "Fire" has no handler in its descriptor`},
 		{"no NewRequest", &noNew, `method "Echo" has no NewRequest in its descriptor`},
+		{"no descriptor", nil, "rt: register: nil service descriptor"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := rt.NewServer()

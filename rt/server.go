@@ -207,6 +207,8 @@ func (s *Server) RegisterService(sd *ServiceDesc, impl any) {
 
 func (s *Server) register(sd *ServiceDesc, impl any) error {
 	switch {
+	case sd == nil:
+		return fmt.Errorf("rt: register: nil service descriptor")
 	case s.serving:
 		return fmt.Errorf("rt: register %q: server already serving", sd.Name)
 	case impl == nil:
