@@ -313,6 +313,9 @@ func (s *clientStream) Context() context.Context { return s.ctx }
 // MaxMessageSize or the server's frame size) ends the stream, as gRPC
 // does: the server's handler is canceled, and the error is returned.
 func (s *clientStream) SendMsg(m Message) error {
+	if m == nil {
+		return nilMessage(s.info.Method.FullName)
+	}
 	t := s.try()
 	if s.tries > 1 {
 		s.mu.Lock()
@@ -333,6 +336,9 @@ func (s *clientStream) SendMsg(m Message) error {
 // that fails before its first response is tried on another provider
 // while its policy allows.
 func (s *clientStream) RecvMsg(m Message) error {
+	if m == nil {
+		return nilMessage(s.info.Method.FullName)
+	}
 	if err := s.ctx.Err(); err != nil && !s.recvOver {
 		// The caller gave up: messages that came before are not for it.
 		s.recvOver = true

@@ -59,7 +59,12 @@ func (gc *grpcCall) Context() context.Context { return &gc.sc.ctx }
 
 // RecvMsg implements ServerStreamer: the next request message, validated;
 // io.EOF once the client half-closed.
-func (gc *grpcCall) RecvMsg(m Message) error { return gc.recv(m, true) }
+func (gc *grpcCall) RecvMsg(m Message) error {
+	if m == nil {
+		return nilMessage(gc.sc.me.info.Method.FullName)
+	}
+	return gc.recv(m, true)
+}
 
 // SetTrailer implements ServerStreamer.
 func (gc *grpcCall) SetTrailer(md MD) {
@@ -72,6 +77,9 @@ func (gc *grpcCall) SetTrailer(md MD) {
 // for HTTP/2 flow-control credit. The first message goes with the
 // response headers, and the response metadata set so far.
 func (gc *grpcCall) SendMsg(m Message) error {
+	if m == nil {
+		return nilMessage(gc.sc.me.info.Method.FullName)
+	}
 	gc.sendMu.Lock()
 	defer gc.sendMu.Unlock()
 	name := gc.sc.me.info.Method.FullName

@@ -37,6 +37,9 @@ var _ ServerStreamer = (*serverStream)(nil)
 func (ss *serverStream) Context() context.Context { return &ss.ctx }
 
 func (ss *serverStream) SendMsg(m Message) error {
+	if m == nil {
+		return nilMessage(ss.me.info.Method.FullName)
+	}
 	err := ss.s.Send(m)
 	switch {
 	case err == nil:
@@ -54,6 +57,9 @@ func (ss *serverStream) SendMsg(m Message) error {
 }
 
 func (ss *serverStream) RecvMsg(m Message) error {
+	if m == nil {
+		return nilMessage(ss.me.info.Method.FullName)
+	}
 	err := ss.s.Recv(m)
 	switch {
 	case err == nil:

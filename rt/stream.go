@@ -183,3 +183,8 @@ func (s *GenericServerStream[Req, Res]) Recv() (*Req, error) {
 func (s *GenericServerStream[Req, Res]) SendAndClose(m *Res) error {
 	return s.SendMsg(any(m).(Message))
 }
+
+// nilMessage is the error of SendMsg and RecvMsg given a nil message.
+func nilMessage(method string) error {
+	return Errorf(InvalidArgument, "%s: nil message", method)
+}
