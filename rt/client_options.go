@@ -69,13 +69,13 @@ func WithPoolSize(n int) ClientOption { return clientOption(func(c *clientConfig
 
 // WithClientInterceptors adds client interceptors; the first is outermost.
 func WithClientInterceptors(is ...ClientInterceptor) ClientOption {
-	return clientOption(func(c *clientConfig) { c.interceptors = append(c.interceptors, is...) })
+	return clientOption(func(c *clientConfig) { c.interceptors = appendSet(c.interceptors, is) })
 }
 
 // WithStreamClientInterceptors adds stream interceptors; the first is
 // outermost. They wrap the opening of streams, and may wrap the streams.
 func WithStreamClientInterceptors(is ...StreamClientInterceptor) ClientOption {
-	return clientOption(func(c *clientConfig) { c.streamInterceptors = append(c.streamInterceptors, is...) })
+	return clientOption(func(c *clientConfig) { c.streamInterceptors = appendSet(c.streamInterceptors, is) })
 }
 
 // WithTimeout sets the client's default call timeout for methods whose

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"log/slog"
+	"math"
 	"net"
 	"sync"
 	"time"
@@ -111,6 +112,14 @@ func (s *sharedConfig) finish() {
 		s.clock = systemClock{}
 	}
 	s.writeTimeout = max(s.writeTimeout, 0)
+	if s.maxFrame <= 0 {
+		s.maxFrame = wire.DefaultMaxFrameSize
+	}
+	s.maxFrame = min(max(s.maxFrame, wire.MinFrameLimit), math.MaxUint32)
+	if s.maxMD <= 0 {
+		s.maxMD = wire.DefaultMaxMetadataSize
+	}
+	s.maxMD = min(s.maxMD, math.MaxUint32)
 	s.compressors = &sync.Pool{New: func() any { return new(wire.Compressor) }}
 	s.spinGate = sock.NewSpinGate()
 	s.buffers = new(sock.BufferPool)
@@ -166,12 +175,14 @@ func WithGroupVersion(group, version string) Option {
 }
 
 // WithMaxFrameSize sets the largest frame this side accepts, announced to
-// the peer. Default 4 MiB.
+// the peer. Default 4 MiB (also for n <= 0); at least 1 KiB
+// (wire.MinFrameLimit, the least a peer accepts), at most 4 GiB - 1.
 func WithMaxFrameSize(n int) Option { return sharedOption(func(s *sharedConfig) { s.maxFrame = n }) }
 
 // WithMaxMetadataSize sets the largest metadata block this side accepts
 // in a frame, announced to the peer; a call whose metadata is larger than
-// the peer's limit fails locally with InvalidArgument. Default 16 KiB.
+// the peer's limit fails locally with InvalidArgument. Default 16 KiB
+// (also for n <= 0).
 func WithMaxMetadataSize(n int) Option { return sharedOption(func(s *sharedConfig) { s.maxMD = n }) }
 
 // DefaultWriteTimeout is the default of WithWriteTimeout.
@@ -230,4 +241,29 @@ func (s *sharedConfig) defaultRecorder() *metrics.Recorder {
 	rec := metrics.NewRecorder(metrics.RecorderOptions{})
 	s.observer = rec
 	return rec
+}
+
+// appendSet appends the interceptors of fs that are not nil to dst: a
+// nil interceptor is none.
+func appendSet[F ClientInterceptor | StreamClientInterceptor | ServerInterceptor | StreamServerInterceptor](dst, fs []F) []F {
+	for _, f := range fs {
+		if !isNilInterceptor(f) {
+			dst = append(dst, f)
+		}
+	}
+	return dst
+}
+
+func isNilInterceptor(f any) bool {
+	switch f := f.(type) {
+	case ClientInterceptor:
+		return f == nil
+	case StreamClientInterceptor:
+		return f == nil
+	case ServerInterceptor:
+		return f == nil
+	case StreamServerInterceptor:
+		return f == nil
+	}
+	return false
 }

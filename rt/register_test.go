@@ -94,3 +94,29 @@ func TestInvokeNilMessages(t *testing.T) {
 		t.Fatal("the oneway call was not delivered")
 	}
 }
+
+// TestOutOfRangeOptions: nil interceptors are none, and a max frame or
+// metadata size out of range is brought into it (a max frame size under
+// the 1 KiB a peer accepts made every connection fail), on both sides.
+func TestOutOfRangeOptions(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts []rt.Option
+	}{
+		{"tiny max frame", []rt.Option{rt.WithMaxFrameSize(10)}},
+		{"negative max frame", []rt.Option{rt.WithMaxFrameSize(-5)}},
+		{"negative max metadata", []rt.Option{rt.WithMaxMetadataSize(-1)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srvOpts := []rt.ServerOption{rt.WithServerInterceptors(nil), rt.WithStreamServerInterceptors(nil)}
+			cliOpts := []rt.ClientOption{rt.WithClientInterceptors(nil), rt.WithStreamClientInterceptors(nil)}
+			for _, o := range tt.opts {
+				srvOpts, cliOpts = append(srvOpts, o), append(cliOpts, o)
+			}
+			e := newEnv(t, srvOpts, cliOpts...)
+			if got, err := call(ctxT(t), e.cli, &testDesc, 0, "hello"); err != nil || got != "hello" {
+				t.Fatalf("call: %q, %v", got, err)
+			}
+		})
+	}
+}

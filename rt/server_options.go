@@ -58,14 +58,14 @@ func WithTags(tags map[string]string) ServerOption {
 
 // WithServerInterceptors adds server interceptors; the first is outermost.
 func WithServerInterceptors(is ...ServerInterceptor) ServerOption {
-	return serverOption(func(c *serverConfig) { c.interceptors = append(c.interceptors, is...) })
+	return serverOption(func(c *serverConfig) { c.interceptors = appendSet(c.interceptors, is) })
 }
 
 // WithStreamServerInterceptors adds stream interceptors; the first is
 // outermost. They wrap stream handlers as WithServerInterceptors' wrap
 // unary ones.
 func WithStreamServerInterceptors(is ...StreamServerInterceptor) ServerOption {
-	return serverOption(func(c *serverConfig) { c.streamInterceptors = append(c.streamInterceptors, is...) })
+	return serverOption(func(c *serverConfig) { c.streamInterceptors = appendSet(c.streamInterceptors, is) })
 }
 
 // WithIdleTimeout closes connections with no calls for d. Default 5
