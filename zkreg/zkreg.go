@@ -28,7 +28,8 @@ const (
 // Options configure a Registry. The zero value (plus Servers) means the
 // documented defaults.
 type Options struct {
-	// Servers are the ZooKeeper servers, "host:port". Required.
+	// Servers are the ZooKeeper servers, "host:port" (a host alone means
+	// port 2181). Required; none may be empty.
 	Servers []string
 	// Root is the path under which everything lives; default "/yrpc".
 	Root string
@@ -134,6 +135,11 @@ var (
 func New(ctx context.Context, opts Options) (*Registry, error) {
 	if len(opts.Servers) == 0 {
 		return nil, errors.New("zkreg: no servers")
+	}
+	for i, s := range opts.Servers {
+		if strings.TrimSpace(s) == "" {
+			return nil, fmt.Errorf("zkreg: Servers[%d] is empty: want host:port", i)
+		}
 	}
 	for _, c := range opts.Auth {
 		if err := c.check(); err != nil {

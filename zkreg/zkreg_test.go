@@ -190,6 +190,14 @@ func TestNewFails(t *testing.T) {
 			t.Errorf("New(%+v) = nil error", o)
 		}
 	}
+	// An empty server address is named as such, at once, not left to a
+	// DNS lookup of "" until ctx ends.
+	bounded, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	_, err := New(bounded, Options{Servers: []string{"127.0.0.1:1", " "}})
+	if err == nil || !strings.Contains(err.Error(), "zkreg: Servers[1] is empty: want host:port") {
+		t.Errorf("New with an empty server: %v", err)
+	}
 }
 
 func TestEmptyListingKeepsProviders(t *testing.T) {
