@@ -115,11 +115,11 @@ func (s *sharedConfig) finish() {
 	if s.maxFrame <= 0 {
 		s.maxFrame = wire.DefaultMaxFrameSize
 	}
-	s.maxFrame = min(max(s.maxFrame, wire.MinFrameLimit), math.MaxUint32)
+	s.maxFrame = int(min(uint64(max(s.maxFrame, wire.MinFrameLimit)), math.MaxUint32)) // announced as a uint32
 	if s.maxMD <= 0 {
 		s.maxMD = wire.DefaultMaxMetadataSize
 	}
-	s.maxMD = min(s.maxMD, math.MaxUint32)
+	s.maxMD = int(min(uint64(s.maxMD), math.MaxUint32))
 	s.compressors = &sync.Pool{New: func() any { return new(wire.Compressor) }}
 	s.spinGate = sock.NewSpinGate()
 	s.buffers = new(sock.BufferPool)

@@ -109,7 +109,7 @@ func timeoutOf(ctx context.Context, r *conn.Request) (time.Duration, error) {
 func (c *Conn) appendMessage(dst []byte, name string, m conn.Message, limit int, gz bool) ([]byte, error) {
 	size := m.Size()
 	if limit <= 0 {
-		limit = math.MaxUint32
+		limit = int(min(uint64(math.MaxInt), math.MaxUint32)) // the prefix's limit, or int's on 32 bits
 	}
 	if size > limit {
 		return dst, errorf(resourceExhausted, "%s: request message of %d bytes exceeds the limit of %d", name, size, limit)
