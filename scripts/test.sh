@@ -6,7 +6,8 @@
 #    (scripts/zk.sh); both are stopped on exit. YRPC_ZK and
 #    YRPC_ZK_ENSEMBLE(_DIR) point the integration tests at them, and
 #    YRPC_ZK_REQUIRED=1 turns their "no ZooKeeper" skip into a failure.
-# 2. Root module: gofmt check, go vet ./..., go test -race ./...
+# 2. Root module: gofmt check, go vet ./..., a 32-bit build (GOARCH=386),
+#    go test -race ./...
 #    (YRPC_TEST_RACE=0 drops -race, e.g. on a slow machine), with GOWORK=off:
 #    the root module alone, with its own go.mod's versions, as users get it.
 # 3. Every nested module (a go.mod below the root): go vet ./... and
@@ -75,6 +76,8 @@ fi
 
 step "root module: go vet"
 GOWORK=off go vet ./...
+step "root module: go build for 32-bit (GOARCH=386), where int is 32 bits"
+GOWORK=off GOARCH=386 go build ./...
 step "ZooKeeper ensemble ready"
 zk_ensemble_ready
 step "root module: go test ${race[*]}"
