@@ -224,6 +224,37 @@ func (c *cli) flagSet(f *cmdFlags) *flag.FlagSet {
 	return fs
 }
 
+// CommandAt returns the index in args of the command: the first word that
+// is neither a flag of `yrpcc ctl` nor a flag's value; -1 when there is
+// none. yrpcc routes the commands that Run does not know (health) by it,
+// so that they may follow flags as the usage line shows.
+func CommandAt(args []string) int {
+	var f cmdFlags
+	fs := (&cli{}).flagSet(&f)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return i + 1
+			}
+			return -1
+		case a == "-" || !strings.HasPrefix(a, "-"):
+			return i
+		}
+		name, _, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		fl := fs.Lookup(name)
+		if fl == nil || inline {
+			continue
+		}
+		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		i++ // the flag's value
+	}
+	return -1
+}
+
 // parse parses flags anywhere among args and returns the other words.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var words []string

@@ -11,8 +11,8 @@ import (
 // ctl runs `yrpcc ctl` (package zkctl), which prints its own results and
 // one-line errors, with the schema loader for mock values.
 func (e *Env) ctl(ctx context.Context, args []string) int {
-	if len(args) > 0 && args[0] == "health" {
-		return e.ctlHealth(ctx, args[1:])
+	if i := zkctl.CommandAt(args); i >= 0 && args[i] == "health" {
+		return e.ctlHealth(ctx, args[i+1:]) // the flags before it are ZooKeeper's: health needs none
 	}
 	return zkctl.Env{Stdout: e.Stdout, Stderr: e.Stderr, MockValue: e.ctlMockValue}.Run(ctx, args)
 }

@@ -37,6 +37,12 @@ func TestCtlHealth(t *testing.T) {
 	if code, out := run(addr); code != 0 || !strings.Contains(out, addr+": SERVING") {
 		t.Fatalf("serving: exit %d, %q", code, out)
 	}
+	// After ctl's ZooKeeper flags, as its usage line puts them.
+	var out, errOut bytes.Buffer
+	e := &Env{Stdout: &out, Stderr: &errOut}
+	if code := e.ctl(context.Background(), []string{"-zk", "127.0.0.1:1", "--zk-tls", "--root=/x", "health", addr}); code != 0 || !strings.Contains(out.String(), addr+": SERVING") {
+		t.Fatalf("after flags: exit %d, %q", code, out.String()+errOut.String())
+	}
 	srv.SetServing(false)
 	if code, out := run(addr); code != 1 || !strings.Contains(out, "NOT_SERVING") {
 		t.Fatalf("not serving: exit %d, %q", code, out)
