@@ -133,7 +133,7 @@ func TestMethodErrors(t *testing.T) {
 		{rpc.Unary("Get", Req.Type, Resp.Type).MaxMessageSize(10), `MaxMessageSize(10): a unary method has no message size limit of its own`},
 		{rpc.Oneway("Touch", Req.Type).MaxMessageSize(10), `a oneway method has no message size limit of its own`},
 		{rpc.ServerStream("W", Req.Type, Resp.Type).MaxMessageSize(0), `MaxMessageSize(0): size must be in [1, 2147483647]`},
-		{rpc.BidiStream("C", Req.Type, Resp.Type).MaxMessageSize(1 << 31), `size must be in [1, 2147483647]`},
+		{rpc.BidiStream("C", Req.Type, Resp.Type).MaxMessageSize(pow2(31)), `size must be in [1, 2147483647]`}, // -2^31 where int has 32 bits: out of range too
 	} {
 		d := tc.b.Descriptor()
 		if len(d.Errors) == 0 {
@@ -184,4 +184,11 @@ func TestPosition(t *testing.T) {
 func callerLine() int {
 	_, _, line, _ := runtime.Caller(1)
 	return line
+}
+
+// pow2 is 2^n as an int, computed at run time so that a test of values
+// over 2^31 compiles where int has 32 bits (it wraps there).
+func pow2(n int) int {
+	v := int64(1) << n
+	return int(v)
 }
