@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/dave/jennifer/jen"
 )
@@ -114,6 +115,11 @@ func tagBytes(num int32, w wireType) []jen.Code {
 }
 
 func tagValue(num int32, w wireType) uint64 { return uint64(num)<<3 | uint64(w) }
+
+// tagLit is tag as an untyped constant in generated code: the largest
+// tags (field numbers from 2^28) do not fit in a 32-bit int, so they
+// must not pass through one where yrpcc runs on a 32-bit platform.
+func tagLit(tag uint64) jen.Code { return jen.Id(strconv.FormatUint(tag, 10)) }
 
 // value is the type of one encoded value: a field's element or map value,
 // or a map key.

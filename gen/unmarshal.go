@@ -62,7 +62,7 @@ func (m *model) genUnmarshal(f *jen.File, mm *msgModel) {
 // with a comment naming the field.
 func caseTag(g *jen.Group, fm *fieldModel, w wireType, what string, body []jen.Code) {
 	comment := jen.Comment(fmt.Sprintf("%s = %d, %s", fm.Name, fm.Number, what))
-	g.Case(jen.Lit(int(tagValue(fm.Number, w)))).Block(append([]jen.Code{comment}, body...)...)
+	g.Case(tagLit(tagValue(fm.Number, w))).Block(append([]jen.Code{comment}, body...)...)
 }
 
 // kindName names the kind of one value of fm in comments: "int32",
@@ -156,8 +156,8 @@ func (m *model) unmarshalMapEntry(d decoder, fm *fieldModel) []jen.Code {
 	inner := decoder{buf: "data", idx: "j", msg: d.msg, field: d.field}
 	loop := inner.consume("t", "ConsumeVarint")
 	loop = append(loop, jen.Switch(jen.Id("t")).Block(
-		jen.Case(jen.Lit(int(tagValue(1, key.info().wire)))).Block(inner.decode(key, assignTo(func() *jen.Statement { return jen.Id("k") }))...),
-		jen.Case(jen.Lit(int(tagValue(2, v.info().wire)))).Block(inner.decode(v, assignTo(func() *jen.Statement { return jen.Id("v") }))...),
+		jen.Case(tagLit(tagValue(1, key.info().wire))).Block(inner.decode(key, assignTo(func() *jen.Statement { return jen.Id("k") }))...),
+		jen.Case(tagLit(tagValue(2, v.info().wire))).Block(inner.decode(v, assignTo(func() *jen.Statement { return jen.Id("v") }))...),
 		jen.Default().Block(
 			jen.Id("n").Op("=").Qual(codecPkg, "Skip").Call(jen.Id("data").Index(jen.Id("j").Op(":")), jen.Id("t")),
 			jen.If(jen.Id("n").Op("<").Lit(0)).Block(inner.fail(jen.Id("n"))),
