@@ -6,8 +6,9 @@
 #    (scripts/zk.sh); both are stopped on exit. YRPC_ZK and
 #    YRPC_ZK_ENSEMBLE(_DIR) point the integration tests at them, and
 #    YRPC_ZK_REQUIRED=1 turns their "no ZooKeeper" skip into a failure.
-# 2. Root module: gofmt check, go vet ./..., a 32-bit build (GOARCH=386),
-#    go test -race ./...
+# 2. Root module: gofmt check, go vet ./..., go vet and the generator's
+#    and wire's tests for 32-bit (GOARCH=386, the tests where 386
+#    binaries run), go test -race ./...
 #    (YRPC_TEST_RACE=0 drops -race, e.g. on a slow machine), with GOWORK=off:
 #    the root module alone, with its own go.mod's versions, as users get it.
 # 3. Every nested module (a go.mod below the root): go vet ./... and
@@ -76,8 +77,13 @@ fi
 
 step "root module: go vet"
 GOWORK=off go vet ./...
-step "root module: go build for 32-bit (GOARCH=386), where int is 32 bits"
-GOWORK=off GOARCH=386 go build ./...
+step "root module: 32-bit (GOARCH=386), where int is 32 bits: go vet, and the generator's and wire's tests"
+GOWORK=off GOARCH=386 go vet ./...
+if GOWORK=off GOARCH=386 go test -run '^$' ./gen >/dev/null 2>&1; then
+	GOWORK=off GOARCH=386 go test ./gen/... ./schema/... ./rt/wire/... ./rt/codec/... ./rt/internal/grpcwire/...
+else
+	echo "test.sh: this machine does not run 386 binaries: the 32-bit tests are skipped" >&2
+fi
 step "ZooKeeper ensemble ready"
 zk_ensemble_ready
 step "root module: go test ${race[*]}"
