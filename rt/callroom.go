@@ -33,8 +33,8 @@ const (
 
 // callWithRoom allocates a call record with room for n bytes after it,
 // or returns nil when n is over about 4.5 KiB. The record and its room
-// fill one of the allocator's size classes (those of go1.26, from 240 to
-// 4864 bytes), the smallest that holds them: so they take at most an
+// fill one of the allocator's size classes (those of go1.26 on 64-bit
+// platforms, from 240 to 4864 bytes), the smallest that holds them: so they take at most an
 // eighth more memory than the record and a copy of the request in two
 // allocations would (as much on average), where rooms of sizes that
 // double would take up to twice as much. A class smaller than the record

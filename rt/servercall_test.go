@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -94,7 +95,9 @@ func TestNewServerCall(t *testing.T) {
 			if got := testing.AllocsPerRun(50, func() { _, _ = newServerCall(req, body) }); got != want {
 				t.Errorf("%v allocations, want %v", got, want)
 			}
-			if !tc.room {
+			if !tc.room || strconv.IntSize == 32 {
+				// callWithRoom's classes are those of 64-bit platforms:
+				// on 32 bits the fit is only as good as it happens to be.
 				return
 			}
 			var sc2 *serverCall
