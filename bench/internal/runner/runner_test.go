@@ -361,3 +361,17 @@ func TestTimelineStem(t *testing.T) {
 		t.Errorf("timelineStem = %q, want %q", got, want)
 	}
 }
+
+// TestTailRefusesOldTimelines: a -timeline directory that holds
+// timelines already is refused before anything runs.
+func TestTailRefusesOldTimelines(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "netrpc-c4-r1.client"), []byte("timeline client netrpc 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	err := Tail(context.Background(), []string{"-impls", "netrpc", "-timeline", dir, "-out", t.TempDir()}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "holds timelines already") {
+		t.Fatalf("Tail over old timelines: %v", err)
+	}
+}

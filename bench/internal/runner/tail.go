@@ -29,7 +29,7 @@ func Tail(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	calls := fs.Int("n", 150000, "counted calls per measurement")
 	out := fs.String("out", "results/tail", "directory for the run's results and tail.md")
 	window := fs.Duration("window", 3*time.Millisecond, "how long before its end a collection counts as under way")
-	keep := fs.String("timeline", "", "directory to keep the timelines in (default: a temporary one, removed)")
+	keep := fs.String("timeline", "", "directory to keep the timelines in, without timelines yet (default: a temporary one, removed)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -41,6 +41,8 @@ func Tail(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer os.RemoveAll(tmp)
 		dir = tmp
+	} else if old, _ := filepath.Glob(filepath.Join(dir, "*.client")); len(old) > 0 {
+		return fmt.Errorf("runner: %s holds timelines already (%s): they would be read with this run's", dir, filepath.Base(old[0]))
 	}
 	runArgs := []string{"-impls", *impls, "-c", *conc, "-repeats", strconv.Itoa(*repeats), "-n", strconv.Itoa(*calls), "-out", *out, "-timeline", dir}
 	if err := Run(ctx, runArgs, io.Discard, stderr); err != nil {
