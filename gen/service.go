@@ -377,10 +377,14 @@ func (m *model) genClient(f *jen.File, s *svcModel) {
 		f.Commentf("%s is %s decoding the answer into resp, a message that the", into, mm.Name)
 		f.Commentf("caller owns and may reuse from call to call to save %s's allocation.", mm.Name)
 		f.Comment("The call resets resp; it leaves the strings, slices and messages of an")
-		f.Comment("earlier answer as they were. resp must not be nil nor used by anything")
-		f.Commentf("else until %s returns; on error its contents are unspecified.", into)
+		f.Comment("earlier answer as they were. resp must not be used by anything else")
+		f.Commentf("until %s returns; on error its contents are unspecified. A nil resp", into)
+		f.Comment("fails with InvalidArgument, and nothing is sent.")
 		f.Func().Params(jen.Id("c").Op("*").Id(cl)).Id(into).Params(ctxParam(), jen.Id("req").Op("*").Id(mm.Request),
-			jen.Id("resp").Op("*").Id(mm.Response), jen.Id("opts").Op("...").Qual(rtPkg, "CallOption")).Error().Block(invoke(jen.Id("resp")))
+			jen.Id("resp").Op("*").Id(mm.Response), jen.Id("opts").Op("...").Qual(rtPkg, "CallOption")).Error().Block(
+			jen.If(jen.Id("resp").Op("==").Nil()).Block(
+				jen.Return(jen.Qual(rtPkg, "Errorf").Call(jen.Qual(rtPkg, "InvalidArgument"), jen.Lit(mm.full+": nil response message (not sent)")))),
+			invoke(jen.Id("resp")))
 		f.Line()
 	}
 }

@@ -101,8 +101,12 @@ func (c *GreeterClient) SayHello(ctx context.Context, req *HelloRequest, opts ..
 // SayHelloInto is SayHello decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save SayHello's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until SayHelloInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until SayHelloInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *GreeterClient) SayHelloInto(ctx context.Context, req *HelloRequest, resp *HelloReply, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "greeter.Greeter/SayHello: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &GreeterServiceDesc, 0, req, resp, opts...)
 }

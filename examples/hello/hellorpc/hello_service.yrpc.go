@@ -100,8 +100,12 @@ func (c *HelloClient) Say(ctx context.Context, req *BenchmarkMessage, opts ...rt
 // SayInto is Say decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Say's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until SayInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until SayInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *HelloClient) SayInto(ctx context.Context, req *BenchmarkMessage, resp *BenchmarkMessage, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "bench.Hello/Say: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &HelloServiceDesc, 0, req, resp, opts...)
 }

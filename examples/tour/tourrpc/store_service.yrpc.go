@@ -232,9 +232,13 @@ func (c *StoreClient) Get(ctx context.Context, req *Key, opts ...rt.CallOption) 
 // GetInto is Get decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Get's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until GetInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until GetInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *StoreClient) GetInto(ctx context.Context, req *Key, resp *Entry, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "tour.Store/Get: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &StoreServiceDesc, 0, req, resp, opts...)
 }
 
@@ -250,9 +254,13 @@ func (c *StoreClient) Put(ctx context.Context, req *Entry, opts ...rt.CallOption
 // PutInto is Put decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Put's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until PutInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until PutInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *StoreClient) PutInto(ctx context.Context, req *Entry, resp *Entry, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "tour.Store/Put: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &StoreServiceDesc, 1, req, resp, opts...)
 }
 

@@ -619,9 +619,13 @@ func (c *UsersClient) Get(ctx context.Context, req *GetUser, opts ...rt.CallOpti
 // GetInto is Get decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Get's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until GetInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until GetInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *UsersClient) GetInto(ctx context.Context, req *GetUser, resp *User, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "users.Users/Get: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &UsersServiceDesc, 0, req, resp, opts...)
 }
 
@@ -637,9 +641,13 @@ func (c *UsersClient) Create(ctx context.Context, req *CreateUser, opts ...rt.Ca
 // CreateInto is Create decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Create's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until CreateInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until CreateInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *UsersClient) CreateInto(ctx context.Context, req *CreateUser, resp *User, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "users.Users/Create: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &UsersServiceDesc, 1, req, resp, opts...)
 }
 
@@ -655,9 +663,13 @@ func (c *UsersClient) Guest(ctx context.Context, req *GetUser, opts ...rt.CallOp
 // GuestInto is Guest decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Guest's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until GuestInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until GuestInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *UsersClient) GuestInto(ctx context.Context, req *GetUser, resp *User, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "users.Users/Guest: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &UsersServiceDesc, 2, req, resp, opts...)
 }
 
@@ -673,9 +685,13 @@ func (c *UsersClient) Delete(ctx context.Context, req *GetUser, opts ...rt.CallO
 // DeleteInto is Delete decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Delete's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until DeleteInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until DeleteInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *UsersClient) DeleteInto(ctx context.Context, req *GetUser, resp *User, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "users.Users/Delete: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &UsersServiceDesc, 3, req, resp, opts...)
 }
 
@@ -696,9 +712,13 @@ func (c *UsersClient) Audit(ctx context.Context, req *TouchUser, opts ...rt.Call
 // AuditInto is Audit decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Audit's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until AuditInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until AuditInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *UsersClient) AuditInto(ctx context.Context, req *TouchUser, resp *User, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "users.Users/Audit: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &UsersServiceDesc, 5, req, resp, opts...)
 }
 
@@ -714,9 +734,13 @@ func (c *UsersClient) Search(ctx context.Context, req *ListUsers, opts ...rt.Cal
 // SearchInto is Search decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Search's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until SearchInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until SearchInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *UsersClient) SearchInto(ctx context.Context, req *ListUsers, resp *UserList, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "users.Users/Search: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &UsersServiceDesc, 6, req, resp, opts...)
 }
 
@@ -732,9 +756,13 @@ func (c *UsersClient) List(ctx context.Context, req *ListUsers, opts ...rt.CallO
 // ListInto is List decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save List's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until ListInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until ListInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *UsersClient) ListInto(ctx context.Context, req *ListUsers, resp *UserList, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "users.Users/List: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &UsersServiceDesc, 7, req, resp, opts...)
 }
 
@@ -750,9 +778,13 @@ func (c *UsersClient) Rename(ctx context.Context, req *CreateUser, opts ...rt.Ca
 // RenameInto is Rename decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Rename's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until RenameInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until RenameInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *UsersClient) RenameInto(ctx context.Context, req *CreateUser, resp *User, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "users.Users/Rename: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &UsersServiceDesc, 8, req, resp, opts...)
 }
 
@@ -768,9 +800,13 @@ func (c *UsersClient) Tree(ctx context.Context, req *GetUser, opts ...rt.CallOpt
 // TreeInto is Tree decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Tree's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until TreeInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until TreeInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *UsersClient) TreeInto(ctx context.Context, req *GetUser, resp *Node, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "users.Users/Tree: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &UsersServiceDesc, 9, req, resp, opts...)
 }
 
@@ -786,9 +822,13 @@ func (c *UsersClient) Echo(ctx context.Context, req *Scalars, opts ...rt.CallOpt
 // EchoInto is Echo decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Echo's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until EchoInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until EchoInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *UsersClient) EchoInto(ctx context.Context, req *Scalars, resp *Scalars, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "users.Users/Echo: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &UsersServiceDesc, 10, req, resp, opts...)
 }
 
@@ -804,9 +844,13 @@ func (c *UsersClient) EchoOptionals(ctx context.Context, req *Optionals, opts ..
 // EchoOptionalsInto is EchoOptionals decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save EchoOptionals's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until EchoOptionalsInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until EchoOptionalsInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *UsersClient) EchoOptionalsInto(ctx context.Context, req *Optionals, resp *Optionals, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "users.Users/EchoOptionals: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &UsersServiceDesc, 11, req, resp, opts...)
 }
 
@@ -822,9 +866,13 @@ func (c *UsersClient) EchoLists(ctx context.Context, req *Lists, opts ...rt.Call
 // EchoListsInto is EchoLists decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save EchoLists's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until EchoListsInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until EchoListsInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *UsersClient) EchoListsInto(ctx context.Context, req *Lists, resp *Lists, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "users.Users/EchoLists: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &UsersServiceDesc, 12, req, resp, opts...)
 }
 
@@ -840,8 +888,12 @@ func (c *UsersClient) EchoMaps(ctx context.Context, req *Maps, opts ...rt.CallOp
 // EchoMapsInto is EchoMaps decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save EchoMaps's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until EchoMapsInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until EchoMapsInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *UsersClient) EchoMapsInto(ctx context.Context, req *Maps, resp *Maps, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "users.Users/EchoMaps: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &UsersServiceDesc, 13, req, resp, opts...)
 }

@@ -135,9 +135,13 @@ func (c *CatalogClient) Get(ctx context.Context, req *GetItem, opts ...rt.CallOp
 // GetInto is Get decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Get's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until GetInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until GetInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *CatalogClient) GetInto(ctx context.Context, req *GetItem, resp *Product, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "catalog.Catalog/Get: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &CatalogServiceDesc, 0, req, resp, opts...)
 }
 
@@ -153,8 +157,12 @@ func (c *CatalogClient) Put(ctx context.Context, req *Product, opts ...rt.CallOp
 // PutInto is Put decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Put's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until PutInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until PutInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *CatalogClient) PutInto(ctx context.Context, req *Product, resp *Product, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "catalog.Catalog/Put: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &CatalogServiceDesc, 1, req, resp, opts...)
 }

@@ -375,9 +375,13 @@ func (c *KitchenServiceClient) Get(ctx context.Context, req *Node, opts ...rt.Ca
 // GetInto is Get decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Get's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until GetInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until GetInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *KitchenServiceClient) GetInto(ctx context.Context, req *Node, resp *Node, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "kitchen.KitchenService/Get: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &KitchenServiceServiceDesc, 0, req, resp, opts...)
 }
 
@@ -393,9 +397,13 @@ func (c *KitchenServiceClient) Put(ctx context.Context, req *Kitchen, opts ...rt
 // PutInto is Put decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Put's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until PutInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until PutInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *KitchenServiceClient) PutInto(ctx context.Context, req *Kitchen, resp *Empty, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "kitchen.KitchenService/Put: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &KitchenServiceServiceDesc, 1, req, resp, opts...)
 }
 
@@ -411,9 +419,13 @@ func (c *KitchenServiceClient) Check(ctx context.Context, req *Checked, opts ...
 // CheckInto is Check decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Check's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until CheckInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until CheckInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *KitchenServiceClient) CheckInto(ctx context.Context, req *Checked, resp *Checked, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "kitchen.KitchenService/Check: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &KitchenServiceServiceDesc, 2, req, resp, opts...)
 }
 
@@ -429,9 +441,13 @@ func (c *KitchenServiceClient) Fork(ctx context.Context, req *Kitchen, opts ...r
 // ForkInto is Fork decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Fork's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until ForkInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until ForkInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *KitchenServiceClient) ForkInto(ctx context.Context, req *Kitchen, resp *Kitchen, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "kitchen.KitchenService/Fork: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &KitchenServiceServiceDesc, 3, req, resp, opts...)
 }
 

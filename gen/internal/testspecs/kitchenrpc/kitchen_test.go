@@ -302,6 +302,9 @@ func TestServiceLoopback(t *testing.T) {
 	if want := (&kitchenrpc.Node{ID: 42, Name: "node-x", Children: []*kitchenrpc.Node{{ID: 1}}}); !cmp.Equal(got, want) {
 		t.Fatalf("Get = %+v, want %+v", got, want)
 	}
+	if err := cli.GetInto(ctx, &kitchenrpc.Node{ID: 42}, nil); rt.CodeOf(err) != rt.InvalidArgument || rt.IsRemote(err) {
+		t.Fatalf("GetInto(nil response) error = %v, want a local InvalidArgument", err)
+	}
 	if _, err := cli.Get(ctx, &kitchenrpc.Node{ID: -1}); rt.CodeOf(err) != rt.NotFound || !rt.IsRemote(err) {
 		t.Fatalf("Get(-1) error = %v, want a remote NotFound", err)
 	}

@@ -98,8 +98,12 @@ func (c *PlainClient) Ping(ctx context.Context, req *Empty, opts ...rt.CallOptio
 // PingInto is Ping decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Ping's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until PingInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until PingInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *PlainClient) PingInto(ctx context.Context, req *Empty, resp *Empty, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "kitchen.Plain/Ping: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &PlainServiceDesc, 0, req, resp, opts...)
 }

@@ -287,8 +287,12 @@ func (c *FeedClient) Last(ctx context.Context, req *Topic, opts ...rt.CallOption
 // LastInto is Last decoding the answer into resp, a message that the
 // caller owns and may reuse from call to call to save Last's allocation.
 // The call resets resp; it leaves the strings, slices and messages of an
-// earlier answer as they were. resp must not be nil nor used by anything
-// else until LastInto returns; on error its contents are unspecified.
+// earlier answer as they were. resp must not be used by anything else
+// until LastInto returns; on error its contents are unspecified. A nil resp
+// fails with InvalidArgument, and nothing is sent.
 func (c *FeedClient) LastInto(ctx context.Context, req *Topic, resp *Tick, opts ...rt.CallOption) error {
+	if resp == nil {
+		return rt.Errorf(rt.InvalidArgument, "streams.Feed/Last: nil response message (not sent)")
+	}
 	return c.c.Invoke(ctx, &FeedServiceDesc, 3, req, resp, opts...)
 }
