@@ -97,15 +97,23 @@ func TestInvokeNilMessages(t *testing.T) {
 
 // TestOutOfRangeOptions: nil interceptors are none, and a max frame or
 // metadata size out of range is brought into it (a max frame size under
-// the 1 KiB a peer accepts made every connection fail), on both sides.
+// the 1 KiB a peer accepts made every connection fail), on both sides: a
+// size of 0 or less is the default, announced as such, so that a call
+// over the default is refused before it is sent (a negative size was
+// announced as 4 GiB, and such a call broke the connection instead).
 func TestOutOfRangeOptions(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		opts []rt.Option
+		over func(ctx context.Context) (context.Context, string) // a call over the default limit; nil: none
 	}{
-		{"tiny max frame", []rt.Option{rt.WithMaxFrameSize(10)}},
-		{"negative max frame", []rt.Option{rt.WithMaxFrameSize(-5)}},
-		{"negative max metadata", []rt.Option{rt.WithMaxMetadataSize(-1)}},
+		{"tiny max frame", []rt.Option{rt.WithMaxFrameSize(10)}, nil},
+		{"negative max frame", []rt.Option{rt.WithMaxFrameSize(-5)}, func(ctx context.Context) (context.Context, string) {
+			return ctx, strings.Repeat("x", 4<<20)
+		}},
+		{"negative max metadata", []rt.Option{rt.WithMaxMetadataSize(-1)}, func(ctx context.Context) (context.Context, string) {
+			return rt.WithMetadata(ctx, "k", strings.Repeat("v", 20<<10)), "x"
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srvOpts := []rt.ServerOption{rt.WithServerInterceptors(nil), rt.WithStreamServerInterceptors(nil)}
@@ -116,6 +124,16 @@ func TestOutOfRangeOptions(t *testing.T) {
 			e := newEnv(t, srvOpts, cliOpts...)
 			if got, err := call(ctxT(t), e.cli, &testDesc, 0, "hello"); err != nil || got != "hello" {
 				t.Fatalf("call: %q, %v", got, err)
+			}
+			if tt.over == nil {
+				return
+			}
+			ctx, req := tt.over(ctxT(t))
+			if _, err := call(ctx, e.cli, &testDesc, 0, req); rt.CodeOf(err) != rt.InvalidArgument || rt.IsRemote(err) {
+				t.Fatalf("a call over the default limit: %v, want a local InvalidArgument", err)
+			}
+			if got, err := call(ctxT(t), e.cli, &testDesc, 0, "after"); err != nil || got != "after" {
+				t.Fatalf("the call after: %q, %v", got, err)
 			}
 		})
 	}
