@@ -44,8 +44,8 @@ func Tail(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if old, _ := filepath.Glob(filepath.Join(dir, "*.client")); len(old) > 0 {
 		return fmt.Errorf("runner: %s holds timelines already (%s): they would be read with this run's", dir, filepath.Base(old[0]))
 	}
-	runArgs := []string{"-impls", *impls, "-c", *conc, "-repeats", strconv.Itoa(*repeats), "-n", strconv.Itoa(*calls), "-out", *out, "-timeline", dir}
-	if err := Run(ctx, runArgs, io.Discard, stderr); err != nil {
+	shown := []string{"-impls", *impls, "-c", *conc, "-repeats", strconv.Itoa(*repeats), "-n", strconv.Itoa(*calls), "-out", *out}
+	if err := Run(ctx, append(slices.Clip(shown), "-timeline", dir), io.Discard, stderr); err != nil {
 		return err
 	}
 	sums, skipped, err := analyzeDir(dir, *window, strings.Split(*impls, ","))
@@ -53,7 +53,7 @@ func Tail(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	md := "# Where the slowest calls are\n\n`" + strings.TrimSpace("bench tail "+strings.Join(args, " ")) + "`: " +
-		"each row is one measurement of `bench run` (" + strings.Join(runArgs[:len(runArgs)-2], " ") + "), " +
+		"each row is one measurement of `bench run` (" + strings.Join(shown, " ") + "), " +
 		"its calls and the collections that ended during them.\n\n" + timeline.Markdown(sums, *window)
 	if len(skipped) > 0 {
 		md += "\nNo timeline of each call (a load that is not one call per request): " + strings.Join(skipped, ", ") + ".\n"
