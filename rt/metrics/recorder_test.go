@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -213,7 +214,8 @@ func TestMaxSeries(t *testing.T) {
 }
 
 // TestConcurrent observes from several goroutines, while snapshots are
-// taken, and checks that nothing is lost. Run it with -race.
+// taken, and checks that nothing is lost and that every snapshot adds up
+// (OK is derived from the histogram: see series). Run it with -race.
 func TestConcurrent(t *testing.T) {
 	const goroutines, perG = 8, 2000
 	r := NewRecorder(RecorderOptions{})
@@ -234,12 +236,24 @@ func TestConcurrent(t *testing.T) {
 			}
 		})
 	}
+	var bad []string
 	wg.Go(func() {
 		for range 50 {
-			_ = r.Snapshot()
+			for _, s := range r.Snapshot().Series {
+				var codes uint64
+				for _, n := range s.Codes {
+					codes += n
+				}
+				if codes != s.Count || s.Latency.Count != s.Count || s.Errors > s.Count || s.Count-s.Errors != s.Codes["OK"] {
+					bad = append(bad, fmt.Sprintf("count %d, codes %v, histogram %d, errors %d", s.Count, s.Codes, s.Latency.Count, s.Errors))
+				}
+			}
 		}
 	})
 	wg.Wait()
+	if len(bad) > 0 {
+		t.Errorf("%d series in snapshots taken meanwhile do not add up, e.g. %s", len(bad), bad[0])
+	}
 
 	var total, errs, hcount, mocked uint64
 	for _, s := range r.Snapshot().Series {
@@ -252,5 +266,22 @@ func TestConcurrent(t *testing.T) {
 	if total != want || hcount != want || errs != want/10 || mocked != want/10 {
 		t.Errorf("count %d, histogram %d, errors %d, mocked %d; want %d, %d, %d, %d",
 			total, hcount, errs, mocked, want, want, want/10, want/10)
+	}
+}
+
+// TestSnapshotMidEvent takes a snapshot between the two adds of an error
+// event (its code, then its bucket): the error must not be counted twice,
+// nor OK go below zero.
+func TestSnapshotMidEvent(t *testing.T) {
+	r := NewRecorder(RecorderOptions{Buckets: testBounds})
+	r.Observe(call("Unavailable", ms))
+	k := seriesKey{side: Client, service: "users.Users", method: "Get"}
+	r.series.get(k).codes[codeIndex("Unavailable")].Add(1) // the bucket's add is yet to come
+	got, ok := r.Snapshot().Call(Client, "users.Users", "Get")
+	if !ok {
+		t.Fatal("no series")
+	}
+	if got.Count != 1 || got.Errors != 1 || got.Codes["OK"] != 0 {
+		t.Errorf("count %d, errors %d, codes %v; want 1, 1 and no OK", got.Count, got.Errors, got.Codes)
 	}
 }

@@ -182,15 +182,22 @@ func (s *series) snapshot(k seriesKey, bounds []time.Duration) Series {
 		addMocked(kind, n)
 	}
 	s.mu.Unlock()
-	for _, n := range out.Codes {
-		out.Count += n
-	}
-	out.Errors = out.Count - out.Codes["OK"]
-
-	h := Histogram{Bounds: bounds, Counts: make([]uint64, len(s.buckets)), Sum: time.Duration(s.sum.Load())}
+	// The buckets are read after the codes: an event adds to its code
+	// before its bucket, so the codes never hold more events than the
+	// buckets but while an error is being recorded (see series).
+	h := Histogram{Bounds: bounds, Counts: make([]uint64, len(s.buckets))}
 	for i := range s.buckets {
-		h.Count += s.buckets[i].Load()
+		h.Count += s.buckets[i].n.Load()
 		h.Counts[i] = h.Count
+		h.Sum += time.Duration(s.buckets[i].sum.Load())
+	}
+	for _, n := range out.Codes {
+		out.Errors += n
+	}
+	out.Errors = min(out.Errors, h.Count)
+	out.Count = h.Count
+	if ok := out.Count - out.Errors; ok > 0 {
+		out.Codes["OK"] = ok
 	}
 	out.Latency = h
 	out.P50, out.P99 = h.Quantile(0.5), h.Quantile(0.99)
