@@ -36,9 +36,12 @@ type h2Stream struct {
 	graced    bool      // requestBy was put off once (see expire)
 	body      *grpcBuf  // the request message's bytes so far
 	held      int       // request bytes taken from the connection's window
-	msg       Message   // the decoded request
-	msgErr    error     // or why there is none
-	gotMsg    bool
+	gotMsg    bool      // the request message is whole (and being decoded, or decoded)
+
+	// The decoded request, or why there is none: the reader's until it
+	// hands the call over to be served.
+	msg    Message
+	msgErr error
 
 	// The send side, guarded by the writer's lock.
 	sendWin   int64    // send window, relative to the client's initial window
@@ -336,11 +339,20 @@ func (h *h2Conn) unaryData(st *h2Stream, data []byte) {
 		h.mu.Unlock()
 		return
 	}
+	// The message is decoded without the lock, which the answers of the
+	// connection's other calls take: a request that is slow to decode (a
+	// large or gzipped one) holds up only its own call. Its bytes leave
+	// the stream first, so that a failure of the call meanwhile (expire,
+	// cancel) does not give them back to the pool under the decoding.
+	st.gotMsg = true
+	body := st.body
+	st.body = nil
+	h.mu.Unlock()
 	st.msg = st.sc.me.info.Method.NewRequest()
 	st.msgErr = st.decode(st.msg, flags, msg)
-	st.gotMsg = true
-	st.dropBody()
-	h.mu.Unlock()
+	if body != nil {
+		h.g.pools.putBuf(body)
+	}
 }
 
 // dropBody gives the request's buffer back. Called with h.mu held.
