@@ -21,6 +21,11 @@
 #    python3-grpcio and python3-protobuf are installed if missing, and
 #    YRPC_INTEROP_REQUIRED=1 turns the test's "not installed" skip into a
 #    failure.
+# 4. Old build: scripts/oldpeer, built from this checkout and from yrpc's
+#    first release (commit 62211c3, taken from this clone's history with
+#    git archive), serves and calls bench.Hello in each direction between
+#    the two versions (and within each, to check the check). Skipped, with
+#    a message, in a clone without that commit (a shallow one).
 #
 # Extra arguments go to every `go test`, e.g. ./scripts/test.sh -run Zk -v
 set -euo pipefail
@@ -31,6 +36,48 @@ root=$PWD
 source scripts/zk.sh
 
 step() { printf '\n==> %s\n' "$*" >&2; }
+
+# old_release is yrpc's first release: the last commit of the first round.
+old_release=62211c3ee601bd7358a1686e918dc5a2992631c0
+old_dir=
+
+# old_build_interop builds scripts/oldpeer from this checkout and from
+# old_release, and has every server of the two call every client: a
+# release must keep talking to the one before it, both ways.
+old_build_interop() {
+	if ! git cat-file -e "$old_release^{commit}" 2>/dev/null; then
+		echo "test.sh: commit $old_release (the first release) is not in this clone's history (a shallow clone?): the old-build interop test is skipped" >&2
+		return 0
+	fi
+	old_dir=$(mktemp -d /tmp/yrpc-oldbuild.XXXXXX)
+	mkdir -p "$old_dir/src"
+	git archive "$old_release" | tar -x -C "$old_dir/src"
+	mkdir -p "$old_dir/src/cmd/oldpeer"
+	grep -v '^//go:build ignore$' scripts/oldpeer/main.go >"$old_dir/src/cmd/oldpeer/main.go"
+	(cd "$old_dir/src" && GOWORK=off go build -o "$old_dir/old" ./cmd/oldpeer)
+	GOWORK=off go build -o "$old_dir/new" scripts/oldpeer/main.go
+	local srv cli pid out
+	for srv in new old; do
+		for cli in new old; do
+			rm -f "$old_dir/addr"
+			"$old_dir/$srv" serve "$old_dir/addr" &
+			pid=$!
+			for _ in $(seq 100); do
+				[[ -s $old_dir/addr ]] && break
+				kill -0 "$pid" 2>/dev/null || break
+				sleep 0.1
+			done
+			if ! out=$(timeout 60 "$old_dir/$cli" call "$(cat "$old_dir/addr" 2>/dev/null)" 2>&1); then
+				kill "$pid" 2>/dev/null || true
+				echo "test.sh: the $cli build calling the $srv build's server failed: $out" >&2
+				return 1
+			fi
+			kill "$pid"
+			wait "$pid" 2>/dev/null || true
+			echo "server $srv, client $cli: $out" >&2
+		done
+	done
+}
 
 # interop_install installs, from Debian, what the interop module's Python
 # client needs when it is missing: protoc and Python's grpcio and protobuf
@@ -56,7 +103,7 @@ export YRPC_INTEROP_REQUIRED=1
 
 step "ZooKeeper: a standalone server and a three-node ensemble"
 zk_install
-trap 'zk_stop; zk_ensemble_stop' EXIT
+trap 'zk_stop; zk_ensemble_stop; rm -rf ${old_dir:+"$old_dir"}' EXIT
 zk_ensemble_launch # elects its leader while gofmt and vet run
 zk_start
 export YRPC_ZK YRPC_ZK_ENSEMBLE YRPC_ZK_ENSEMBLE_DIR YRPC_ZK_REQUIRED=1
@@ -88,6 +135,9 @@ step "ZooKeeper ensemble ready"
 zk_ensemble_ready
 step "root module: go test ${race[*]}"
 GOWORK=off go test "${race[@]}" -timeout 20m ./... "$@"
+
+step "old build: this checkout and the first release ($old_release) call each other"
+old_build_interop
 
 export GOWORK=$root/go.work
 
