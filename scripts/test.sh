@@ -55,6 +55,7 @@ old_build_interop() {
 	mkdir -p "$old_dir/src/cmd/oldpeer"
 	grep -v '^//go:build ignore$' scripts/oldpeer/main.go >"$old_dir/src/cmd/oldpeer/main.go"
 	(cd "$old_dir/src" && GOWORK=off go build -o "$old_dir/old" ./cmd/oldpeer)
+	GOWORK=off go vet scripts/oldpeer/main.go
 	GOWORK=off go build -o "$old_dir/new" scripts/oldpeer/main.go
 	local srv cli pid out
 	for srv in new old; do
