@@ -2,7 +2,7 @@
 # release.sh: versions the root module and the nested modules together.
 #
 # The nested modules (bench, contrib/otel, contrib/prometheus,
-# gen/protocompat: every go.mod below the root) require a released version
+# gen/protocompat, interop: every go.mod below the root) require a released version
 # of the root module, github.com/yrpc/yrpc vX.Y.Z, never v0.0.0 with a
 # replace, so that `go get github.com/yrpc/yrpc/contrib/prometheus` works
 # once published. Local development goes through ./go.work, which uses every
