@@ -26,7 +26,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bench run|curves|streams|grpcserver|server|client|report|certs [flags] (see go doc)")
+		return fmt.Errorf("usage: bench run|curves|streams|grpcserver|tail|server|client|report|certs [flags] (see go doc)")
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "run":
