@@ -45,6 +45,9 @@ type Series struct {
 	// "fallback"); nil when there were none.
 	Mocked map[string]uint64 `json:"mocked,omitempty"`
 
+	// Latency holds the events' latencies. Taken while events are being
+	// recorded, it may trail Count by a few errors: an event counts in
+	// Codes before its latency lands.
 	Latency Histogram `json:"latency"`
 	// P50 and P99 are Latency.Quantile(0.5) and Latency.Quantile(0.99),
 	// computed when the snapshot was taken, for readers of the JSON.
@@ -182,9 +185,10 @@ func (s *series) snapshot(k seriesKey, bounds []time.Duration) Series {
 		addMocked(kind, n)
 	}
 	s.mu.Unlock()
-	// The buckets are read after the codes: an event adds to its code
-	// before its bucket, so the codes never hold more events than the
-	// buckets but while an error is being recorded (see series).
+	// The buckets are read after the codes, and an event adds to its code
+	// before its bucket: an error being recorded may be in the codes and
+	// not yet in the buckets, and then the histogram trails Count by it.
+	// OK is what the buckets hold beyond the other codes (see series).
 	h := Histogram{Bounds: bounds, Counts: make([]uint64, len(s.buckets))}
 	for i := range s.buckets {
 		h.Count += s.buckets[i].n.Load()
@@ -194,8 +198,7 @@ func (s *series) snapshot(k seriesKey, bounds []time.Duration) Series {
 	for _, n := range out.Codes {
 		out.Errors += n
 	}
-	out.Errors = min(out.Errors, h.Count)
-	out.Count = h.Count
+	out.Count = max(h.Count, out.Errors)
 	if ok := out.Count - out.Errors; ok > 0 {
 		out.Codes["OK"] = ok
 	}
