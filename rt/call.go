@@ -65,15 +65,20 @@ func (k *call) do(ctx context.Context, req, resp Message) error {
 	k.a.end = time.Time{}
 	k.mocked = ""
 	err := k.run()
-	if obs := k.c.o.observer; obs != nil {
-		end := k.a.end
-		if end.IsZero() {
-			end = k.c.o.clock.Now()
-		}
-		obs.Observe(metrics.Event{Side: metrics.Client, Service: k.st.sd.Name, Method: k.info.Method.Name,
-			Code: CodeOf(err).String(), Latency: end.Sub(k.start), Mocked: k.mocked})
+	if k.c.o.observer != nil {
+		k.observe(err)
 	}
 	return err
+}
+
+// observe reports the call's end to the observer.
+func (k *call) observe(err error) {
+	end := k.a.end
+	if end.IsZero() {
+		end = k.c.o.clock.Now()
+	}
+	k.c.o.observer.Observe(metrics.Event{Side: metrics.Client, Service: k.st.sd.Name, Method: k.info.Method.Name,
+		Code: CodeOf(err).String(), Latency: end.Sub(k.start), Mocked: k.mocked})
 }
 
 // run resolves the call's providers, mock and fault mode, and sends it the
@@ -119,7 +124,9 @@ func (k *call) run() error {
 // failover makes attempts one after the other, each on a provider not
 // tried yet, until one succeeds or the policy says stop.
 func (k *call) failover() error {
-	k.pick = balance.Info{Key: k.hashKey(), Tried: k.pick.Tried[:0], Now: k.start}
+	tried := k.pick.Tried[:0]
+	k.pick = balance.Info{} // then filled in place: see attempt.run
+	k.pick.Key, k.pick.Tried, k.pick.Now = k.hashKey(), tried, k.start
 	now := k.start
 	again := false // an attempt lost with its connection went back to its provider
 	var err error
@@ -336,14 +343,15 @@ func (a *attempt) run() error {
 	a.lost, a.p.MD = nil, nil
 	meta := a.ep.meta.Load()
 	if meta.tls && k.c.o.tls == nil {
-		// Not attempted: nothing for the breaker to count.
-		a.ep.br.Release(a.ticket)
-		a.end = k.c.o.clock.Now()
-		return &errNotSent{err: Errorf(FailedPrecondition, "%s: provider %s requires TLS: configure the client with rt.WithTLS", m.FullName, a.ep.addr)}
+		return a.refuseTLS()
 	}
 	a.md = requestMD(a.md[:0], a.ctx, k.c.o.app, a.n, k.st.keyMD, k.creds, meta.token)
-	a.req = conn.Request{Method: m.ID, Name: m.FullName, Oneway: m.Oneway, Deadline: a.deadline,
-		Req: k.req, Resp: a.resp, MD: a.md, WantMD: k.opts.respMD != nil}
+	// Filled in place: a composite literal would be built in this frame
+	// first, which stays on the stack while the call waits (see Invoke).
+	r := &a.req
+	*r = conn.Request{}
+	r.Method, r.Name, r.Oneway, r.Deadline = m.ID, m.FullName, m.Oneway, a.deadline
+	r.Req, r.Resp, r.MD, r.WantMD = k.req, a.resp, a.md, k.opts.respMD != nil
 	cn, err := a.ep.tr.get(a.ctx)
 	if err == nil {
 		a.ep.active.Add(1)
@@ -356,14 +364,29 @@ func (a *attempt) run() error {
 		}
 	}
 	if err != nil {
-		err = fromConn(err)
-		if CodeOf(err) == Unimplemented && IsRemote(err) {
-			// The server knows the method by its ID only.
-			e := unwrapNotSent(err).(*Error)
-			e.Message = m.FullName + ": " + e.Message
-		}
+		err = a.connError(err)
 	}
 	return a.done(err)
+}
+
+// refuseTLS fails an attempt on a provider that requires TLS, from a
+// client without it: not attempted, nothing for the breaker to count.
+func (a *attempt) refuseTLS() error {
+	k := a.k
+	a.ep.br.Release(a.ticket)
+	a.end = k.c.o.clock.Now()
+	return &errNotSent{err: Errorf(FailedPrecondition, "%s: provider %s requires TLS: configure the client with rt.WithTLS", k.info.Method.FullName, a.ep.addr)}
+}
+
+// connError turns the error of the connection's Call into the attempt's.
+func (a *attempt) connError(err error) error {
+	err = fromConn(err)
+	if CodeOf(err) == Unimplemented && IsRemote(err) {
+		// The server knows the method by its ID only.
+		e := unwrapNotSent(err).(*Error)
+		e.Message = a.k.info.Method.FullName + ": " + e.Message
+	}
+	return err
 }
 
 // done records the end of the attempt, reports it and settles it with

@@ -130,14 +130,14 @@ func (c *Client) Metrics() metrics.Snapshot {
 func (c *Client) Recorder() *metrics.Recorder { return c.rec }
 
 // Invoke implements Invoker: generated stubs call it.
+//
+// Invoke and what it calls stay on the caller's stack while the call
+// waits, and the garbage collector scans that stack at every cycle: their
+// failures are made in functions of their own (checkInvoke, intercept,
+// and so on down to conn.Call), so that the waiting frames stay small.
 func (c *Client) Invoke(ctx context.Context, sd *ServiceDesc, m int, req, resp Message, opts ...CallOption) error {
-	switch {
-	case m < 0 || m >= len(sd.Methods):
-		return Errorf(Internal, "invoke %s: method index %d out of range", sd.Name, m)
-	case req == nil:
-		return Errorf(InvalidArgument, "%s: nil request message (not sent)", sd.Methods[m].FullName)
-	case resp == nil && !sd.Methods[m].Oneway:
-		return Errorf(InvalidArgument, "%s: nil response message (not sent)", sd.Methods[m].FullName)
+	if err := checkInvoke(sd, m, req, resp); err != nil {
+		return err
 	}
 	st, err := c.service(sd)
 	if err != nil {
@@ -152,11 +152,30 @@ func (c *Client) Invoke(ctx context.Context, sd *ServiceDesc, m int, req, resp M
 	if len(c.o.interceptors) == 0 {
 		err = k.do(ctx, req, resp)
 	} else {
-		err = c.invoke(context.WithValue(ctx, callKey{}, k), k.info, req, resp)
+		err = c.intercept(ctx, k, req, resp)
 	}
 	k.reset()
 	c.calls.Put(k)
 	return err
+}
+
+// checkInvoke refuses an Invoke of a method index out of sd's range, or
+// with a nil request, or a nil response for a method that answers.
+func checkInvoke(sd *ServiceDesc, m int, req, resp Message) error {
+	switch {
+	case m < 0 || m >= len(sd.Methods):
+		return Errorf(Internal, "invoke %s: method index %d out of range", sd.Name, m)
+	case req == nil:
+		return Errorf(InvalidArgument, "%s: nil request message (not sent)", sd.Methods[m].FullName)
+	case resp == nil && !sd.Methods[m].Oneway:
+		return Errorf(InvalidArgument, "%s: nil response message (not sent)", sd.Methods[m].FullName)
+	}
+	return nil
+}
+
+// intercept runs call k through the client's interceptors.
+func (c *Client) intercept(ctx context.Context, k *call, req, resp Message) error {
+	return c.invoke(context.WithValue(ctx, callKey{}, k), k.info, req, resp)
 }
 
 type callKey struct{}

@@ -252,6 +252,11 @@ func (c *Conn) retiredIdle() bool {
 // Call sends r and waits for its response (decoded into r.Resp), the
 // context or r's deadline. Errors are *Error values, wrapped in *NotSent
 // when the call provably did not run.
+//
+// Call stays on the caller's stack while it waits, as do its callers, and
+// the garbage collector scans that stack at every cycle: the failures are
+// made in functions of their own (refusal, writeFailed), so that Call's
+// frame does not hold their messages' arguments.
 func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 	h := wire.Header{Type: wire.TypeRequest, Method: r.Method}
 	if r.Oneway {
@@ -260,7 +265,7 @@ func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 	if !r.Deadline.IsZero() {
 		h.Timeout = time.Until(r.Deadline)
 		if h.Timeout <= 0 {
-			return &NotSent{Err: errorf(DeadlineExceeded, "%s: deadline exceeded before sending", r.Name)}
+			return lateError(r)
 		}
 	}
 	size := r.Req.Size()
@@ -268,18 +273,9 @@ func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 		return err
 	}
 	c.mu.Lock()
-	if c.err != nil || c.goaway {
-		err := c.err
+	if err := c.refusalLocked(r); err != nil {
 		c.mu.Unlock()
-		lost := err != nil
-		if err == nil {
-			err = errorf(Unavailable, "connection to %s is going away", c.addr)
-		}
-		return &NotSent{Err: err, Lost: lost}
-	}
-	if max := int(c.peer.MaxConcurrentCalls); max > 0 && len(c.pending) >= max && !r.Oneway {
-		c.mu.Unlock()
-		return &NotSent{Err: errorf(ResourceExhausted, "%s: %d calls in flight on the connection to %s, its limit", r.Name, max, c.addr)}
+		return err
 	}
 	c.nextID++
 	if c.nextID == 0 {
@@ -300,30 +296,58 @@ func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 	alone := c.inFlight.Add(len(c.pending))
 	c.mu.Unlock()
 
-	werr := c.write(r, p, &h, size, mode)
-	if werr != nil {
-		// The connection is lost: the call fails with the connection's
-		// error, so that it counts as part of that one loss, unless its
-		// own deadline cut a write that the server was not reading. The
-		// call is taken back before the failure answers every pending
-		// one: its frame did not leave whole, so it did not run.
-		answered := !r.Oneway && !c.takePending(id)
-		c.fail(werr)
-		if answered {
-			<-p.done
-		}
-		if errors.Is(werr, os.ErrDeadlineExceeded) && !r.Deadline.IsZero() && !time.Now().Before(r.Deadline) {
-			return errorf(DeadlineExceeded, "%s: deadline exceeded writing to %s", r.Name, c.addr)
-		}
-		if answered {
-			return p.result()
-		}
-		return &NotSent{Err: c.failure(), Lost: true}
+	if werr := c.write(r, p, &h, size, mode); werr != nil {
+		return c.writeFailed(werr, r, id, p)
 	}
 	if r.Oneway {
 		return nil
 	}
 	return c.awaitLeading(ctx, r, id, p, alone, watched)
+}
+
+// lateError is the error of a call whose deadline passed before it was
+// sent.
+func lateError(r *Request) error {
+	return &NotSent{Err: errorf(DeadlineExceeded, "%s: deadline exceeded before sending", r.Name)}
+}
+
+// refusalLocked returns the error of a call the connection cannot take:
+// it failed or goes away, or it carries the server's limit of calls at
+// once. Called with c.mu held.
+func (c *Conn) refusalLocked(r *Request) error {
+	if c.err != nil || c.goaway {
+		err := c.err
+		lost := err != nil
+		if err == nil {
+			err = errorf(Unavailable, "connection to %s is going away", c.addr)
+		}
+		return &NotSent{Err: err, Lost: lost}
+	}
+	if max := int(c.peer.MaxConcurrentCalls); max > 0 && len(c.pending) >= max && !r.Oneway {
+		return &NotSent{Err: errorf(ResourceExhausted, "%s: %d calls in flight on the connection to %s, its limit", r.Name, max, c.addr)}
+	}
+	return nil
+}
+
+// writeFailed ends call id, whose request could not be written: the
+// connection is lost, and the call fails with the connection's error, so
+// that it counts as part of that one loss, unless its own deadline cut a
+// write that the server was not reading. The call is taken back before
+// the failure answers every pending one: its frame did not leave whole,
+// so it did not run.
+func (c *Conn) writeFailed(werr error, r *Request, id uint32, p *Pending) error {
+	answered := !r.Oneway && !c.takePending(id)
+	c.fail(werr)
+	if answered {
+		<-p.done
+	}
+	if errors.Is(werr, os.ErrDeadlineExceeded) && !r.Deadline.IsZero() && !time.Now().Before(r.Deadline) {
+		return errorf(DeadlineExceeded, "%s: deadline exceeded writing to %s", r.Name, c.addr)
+	}
+	if answered {
+		return p.result()
+	}
+	return &NotSent{Err: c.failure(), Lost: true}
 }
 
 // checkSize refuses, before sending, a call the server would refuse by
@@ -373,8 +397,15 @@ func (c *Conn) await(ctx context.Context, r *Request, id uint32, p *Pending, wat
 	case <-done:
 		return c.abandon(id, p, ctxError(ctx.Err(), r.Name))
 	case <-timeout:
-		return c.abandon(id, p, errorf(DeadlineExceeded, "%s: deadline exceeded waiting for %s", r.Name, c.addr))
+		return c.abandon(id, p, c.waitTimeout(r))
 	}
+}
+
+// waitTimeout is the error of call r whose deadline passed while it
+// waited for its response. (Out of await, which stays on the caller's
+// stack while it waits: see Call.)
+func (c *Conn) waitTimeout(r *Request) error {
+	return errorf(DeadlineExceeded, "%s: deadline exceeded waiting for %s", r.Name, c.addr)
 }
 
 // abandon gives up on a call: it tells the server to cancel it, unless the

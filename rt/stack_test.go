@@ -1,0 +1,118 @@
+package rt_test
+
+import (
+	"context"
+	"net"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/yrpc/yrpc/rt/wire"
+)
+
+// waitingStackBudget bounds the stack that one call waiting for its
+// answer keeps for the garbage collector to scan at every cycle, its
+// caller's frame included, on 64-bit platforms; waitingStackBudgetRace
+// with the race detector, whose instrumentation makes frames larger.
+// Invoke and the functions under it make their failures out of line so
+// that their frames stay small: 1,890 bytes per call in this test with
+// go1.26 on amd64 (3,057 with -race), against 2,609 (3,992) when they
+// were made in place.
+const (
+	waitingStackBudget     = 2200
+	waitingStackBudgetRace = 3500
+)
+
+// TestWaitingCallStack parks calls on a server that never answers and
+// measures the stack that the collector scans per waiting call: a client
+// with thousands of calls in flight scans that much, times thousands,
+// at every cycle.
+func TestWaitingCallStack(t *testing.T) {
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		t.Skip("the budget is for 64-bit platforms")
+	}
+	checkLeaks(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	requests := make(chan struct{}, 1)
+	go silentPeer(lis, requests)
+	cli := aliasClient(t, lis.Addr().String())
+
+	const n = 200
+	base := scannedStack(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { _ = cli.Invoke(ctx, &aliasDesc, 0, &aliasMsg{S: "x"}, new(aliasMsg)) })
+	}
+	timeout := time.After(10 * time.Second) // a bound, should the calls not arrive
+	for i := 0; i < n; i++ {
+		select {
+		case <-requests:
+		case <-timeout:
+			cancel()
+			wg.Wait()
+			t.Fatalf("the server got %d of %d requests", i, n)
+		}
+	}
+	waiting := scannedStack(t)
+	cancel()
+	wg.Wait()
+	per := (int64(waiting) - int64(base)) / n
+	t.Logf("stack scanned: %d bytes with %d calls waiting, %d without: %d bytes per waiting call", waiting, n, base, per)
+	budget := int64(waitingStackBudget)
+	if raceEnabled {
+		budget = waitingStackBudgetRace
+	}
+	if per > budget {
+		t.Errorf("a waiting call keeps %d bytes of stack for the collector to scan, over the budget of %d", per, budget)
+	}
+}
+
+// scannedStack runs a collection and returns the bytes of stack it
+// scanned.
+func scannedStack(t *testing.T) uint64 {
+	t.Helper()
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/scan/stack:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		t.Skip("this Go has no /gc/scan/stack:bytes")
+	}
+	return s[0].Value.Uint64()
+}
+
+// silentPeer is a yrpc server that reads requests and never answers: it
+// signals each one on requests.
+func silentPeer(lis net.Listener, requests chan<- struct{}) {
+	for {
+		c, err := lis.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			if _, err := wire.ReadPreface(c); err != nil {
+				return
+			}
+			if _, err := c.Write(wire.AppendPreface(nil, wire.Preface{Version: 1, MaxFrameSize: wire.DefaultMaxFrameSize})); err != nil {
+				return
+			}
+			r := wire.NewReader(c, wire.ReaderOptions{})
+			for {
+				f, err := r.Next()
+				if err != nil {
+					return
+				}
+				if f.Type == wire.TypeRequest {
+					requests <- struct{}{}
+				}
+			}
+		}()
+	}
+}
