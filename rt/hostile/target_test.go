@@ -283,6 +283,13 @@ func (tg *target) check() {
 		t.Errorf("server down: Serve returned %v during the attack", err)
 	default:
 	}
+	// The attack may have been quicker than the good client's first call
+	// (every 2 ms): its connections are still open, so a call now is
+	// still one during the attack.
+	select {
+	case <-tg.good.called:
+	case <-time.After(callTimeout):
+	}
 	ok, failed, firstErr := tg.good.finish()
 	if err := callOnce(tg.addr); err != nil {
 		t.Errorf("server not serving after the attack: a fresh client's call failed: %v", err)
@@ -315,6 +322,8 @@ type goodClient struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
+	called chan struct{} // closed at the first successful call
+	seen   sync.Once
 }
 
 func startGood(t *testing.T, addr string) *goodClient {
@@ -323,7 +332,7 @@ func startGood(t *testing.T, addr string) *goodClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &goodClient{cli: cli, stop: make(chan struct{})}
+	g := &goodClient{cli: cli, stop: make(chan struct{}), called: make(chan struct{})}
 	gc := greeterrpc.NewGreeterClient(cli)
 	if err := greet(gc, "good"); err != nil { // connected before the attack
 		cli.Close()
@@ -351,6 +360,7 @@ func startGood(t *testing.T, addr string) *goodClient {
 					continue
 				}
 				g.ok.Add(1)
+				g.seen.Do(func() { close(g.called) })
 			}
 		}()
 	}
