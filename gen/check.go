@@ -171,9 +171,13 @@ func (c *checker) declareMessage(msg *Message) {
 
 // fields resolves and checks the fields of mm.
 func (c *checker) fields(mm *msgModel) {
-	for _, r := range mm.Reserved {
-		if r < 1 || r > maxNumber {
+	for i, r := range mm.Reserved {
+		switch {
+		case r < 1 || r > maxNumber:
 			c.add(typeAt(mm.Pos, mm.Name), "reserved number %d is out of the range 1-536870911", r)
+		case slices.Contains(mm.Reserved[:i], r):
+			// protobuf refuses overlapping reserved ranges.
+			c.add(typeAt(mm.Pos, mm.Name), "reserved number %d is listed twice in %s.Reserved", r, mm.Name)
 		}
 	}
 	goNames := map[string]string{}

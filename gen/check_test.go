@@ -80,6 +80,9 @@ func TestCheck(t *testing.T) {
 		{"nil message", func(s *gen.Spec) { s.Messages = append(s.Messages, nil) }, "nil message in spec"},
 		{"message name", func(s *gen.Spec) { s.Messages = append(s.Messages, &gen.Message{Name: "lower", Pos: "x.go:1"}) }, `x.go:1: lower: message name "lower" is not an exported Go identifier`},
 		{"reserved range", func(s *gen.Spec) { user(s).Reserved = []int32{0} }, "users.go:10: User: reserved number 0 is out of the range 1-536870911"},
+		// A number listed twice gave a descriptor with overlapping
+		// reserved ranges, which protobuf refuses to load.
+		{"reserved twice", func(s *gen.Spec) { user(s).Reserved = []int32{5, 6, 5} }, "users.go:10: User: reserved number 5 is listed twice in User.Reserved"},
 		{"nil field", func(s *gen.Spec) { user(s).Fields = append(user(s).Fields, nil) }, "users.go:10: User: nil field"},
 		{"missing number", func(s *gen.Spec) { user(s).Fields[1].Number = 0 }, `users.go:13: User: field "name": missing wire number`},
 		{"duplicate number", func(s *gen.Spec) { user(s).Fields[1].Number = 1 }, `users.go:13: User: field "name": wire number 1 is already used by field "id"`},
