@@ -182,6 +182,9 @@ func (c *checker) fields(mm *msgModel) {
 	}
 	goNames := map[string]string{}
 	numbers := map[int32]string{}
+	// scope is the message's protobuf scope: its field names and the
+	// entry messages that protobuf declares in it for map fields.
+	scope := map[string]string{}
 	for _, f := range mm.Fields {
 		if f == nil {
 			c.add(typeAt(mm.Pos, mm.Name), "nil field")
@@ -198,6 +201,7 @@ func (c *checker) fields(mm *msgModel) {
 			c.add(at, "becomes the Go field %s, which clashes with the generated method %s.%s", fm.goName, mm.Name, fm.goName)
 		default:
 			goNames[fm.goName] = f.Name
+			c.scope(at, scope, f)
 		}
 		c.number(at, mm, f, numbers)
 		c.kind(at, mm, fm)
@@ -206,6 +210,24 @@ func (c *checker) fields(mm *msgModel) {
 	}
 	mm.byNumber = slices.Clone(mm.fields)
 	slices.SortFunc(mm.byNumber, func(a, b *fieldModel) int { return cmp.Compare(a.Number, b.Number) })
+}
+
+// scope claims the names that field f declares in its message's protobuf
+// scope: its own name and, for a map, its entry message's ("labels" ->
+// LabelsEntry). A field named like another's entry message would make a
+// descriptor that protobuf refuses to load.
+func (c *checker) scope(at Problem, scope map[string]string, f *Field) {
+	claim := func(name, what string) {
+		if prev, ok := scope[name]; ok {
+			c.add(at, "protobuf name %s of %s clashes with %s; rename one", name, what, prev)
+			return
+		}
+		scope[name] = what
+	}
+	claim(f.Name, fmt.Sprintf("field %q", f.Name))
+	if f.MapKey != "" {
+		claim(names.MapEntry(f.Name), fmt.Sprintf("the map entry message of field %q", f.Name))
+	}
 }
 
 func (c *checker) number(at Problem, mm *msgModel, f *Field, numbers map[int32]string) {

@@ -96,6 +96,17 @@ func TestCheck(t *testing.T) {
 		// passed Generate and failed gen/load's check before there was one.
 		{"reserved method String", func(s *gen.Spec) { user(s).Fields[1].Name = "string" }, `users.go:13: User: field "string": becomes the Go field String, which clashes with the generated method User.String`},
 		{"reserved method Reset", func(s *gen.Spec) { user(s).Fields[1].Name = "Reset" }, `clashes with the generated method User.Reset`},
+		// protobuf declares a map field's entry message in the message's
+		// scope: a field with its name gave a descriptor that protobuf
+		// refuses to load.
+		{"map entry clash", func(s *gen.Spec) {
+			user(s).Fields = append(user(s).Fields, &gen.Field{Name: "labels", Number: 5, Kind: gen.KindString, MapKey: gen.KindString, Pos: "users.go:16"})
+			user(s).Fields[1].Name = "LabelsEntry"
+		}, `users.go:16: User: field "labels": protobuf name LabelsEntry of the map entry message of field "labels" clashes with field "LabelsEntry"; rename one`},
+		{"map entry clash, map first", func(s *gen.Spec) {
+			user(s).Fields = append(user(s).Fields, &gen.Field{Name: "LabelsEntry", Number: 5, Kind: gen.KindString, Pos: "users.go:16"})
+			user(s).Fields[1].MapKey, user(s).Fields[1].Name = gen.KindString, "labels"
+		}, `users.go:16: User: field "LabelsEntry": protobuf name LabelsEntry of field "LabelsEntry" clashes with the map entry message of field "labels"; rename one`},
 		{"unknown message", func(s *gen.Spec) { user(s).Fields[3].Message = "Friend" }, `users.go:15: User: field "friends": unknown message "Friend"`},
 		{"message without type", func(s *gen.Spec) { user(s).Fields[3].Message = "" }, "message field without a message type"},
 		{"scalar with message", func(s *gen.Spec) { user(s).Fields[0].Message = "User" }, `a int64 field cannot reference message "User"`},
