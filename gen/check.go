@@ -370,6 +370,9 @@ func (c *checker) validators(at Problem, mm *msgModel, fm *fieldModel) {
 		case b == nil:
 		case math.IsNaN(*b):
 			c.add(at, "range bound NaN is not a number")
+		case fm.Kind == KindFloat32 && math.Abs(*b) > math.MaxFloat32:
+			// The generated comparison would not compile.
+			c.add(at, "range bound %v is not a float32", *b)
 		case fm.Kind != KindFloat32 && fm.Kind != KindFloat64 && (*b != math.Trunc(*b) || !fitsInt(fm.Kind, *b)):
 			c.add(at, "range bound %v is not a %s", *b, fm.Kind)
 		}

@@ -133,6 +133,12 @@ func TestCheck(t *testing.T) {
 		{"bad lengths", func(s *gen.Spec) { user(s).Fields[1].Validate.MinLen, user(s).Fields[1].Validate.MaxLen = 5, 3 }, "bad length limits [5, 3]"},
 		{"range on string", func(s *gen.Spec) { user(s).Fields[1].Validate.Min = &one }, "range applies to numbers and lists of numbers"},
 		{"range fraction on int", func(s *gen.Spec) { half := 0.5; user(s).Fields[0].Validate.Max = &half }, "range bound 0.5 is not a int64"},
+		// A float32 bound beyond float32 generated a comparison that does
+		// not compile ("constant -1e+300 overflows float32").
+		{"float32 range", func(s *gen.Spec) {
+			big := 1e300
+			user(s).Fields[0].Kind, user(s).Fields[0].Validate.Max = gen.KindFloat32, &big
+		}, `users.go:12: User: field "id": range bound 1e+300 is not a float32`},
 		{"empty range", func(s *gen.Spec) {
 			zero := 0.0
 			user(s).Fields[0].Validate.Min, user(s).Fields[0].Validate.Max = &one, &zero
