@@ -370,6 +370,8 @@ func (c *checker) validators(at Problem, mm *msgModel, fm *fieldModel) {
 		case b == nil:
 		case math.IsNaN(*b):
 			c.add(at, "range bound NaN is not a number")
+		case math.IsInf(*b, 0):
+			c.add(at, "range bound %v is not a finite number", *b)
 		case fm.Kind == KindFloat32 && math.Abs(*b) > math.MaxFloat32:
 			// The generated comparison would not compile.
 			c.add(at, "range bound %v is not a float32", *b)

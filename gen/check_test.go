@@ -3,6 +3,7 @@ package gen_test
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,10 @@ func TestCheck(t *testing.T) {
 			big := 1e300
 			user(s).Fields[0].Kind, user(s).Fields[0].Validate.Max = gen.KindFloat32, &big
 		}, `users.go:12: User: field "id": range bound 1e+300 is not a float32`},
+		{"infinite range", func(s *gen.Spec) {
+			inf := math.Inf(1)
+			user(s).Fields[0].Kind, user(s).Fields[0].Validate.Max = gen.KindFloat64, &inf
+		}, `users.go:12: User: field "id": range bound +Inf is not a finite number`},
 		{"empty range", func(s *gen.Spec) {
 			zero := 0.0
 			user(s).Fields[0].Validate.Min, user(s).Fields[0].Validate.Max = &one, &zero
