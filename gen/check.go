@@ -391,9 +391,11 @@ func fitsInt(k Kind, f float64) bool {
 	case KindUint32, KindFixed32:
 		return f >= 0 && f <= math.MaxUint32
 	case KindUint64, KindFixed64:
-		return f >= 0 && f < 1<<64
+		// float64(math.MaxUint64) rounds up to 2^64: boundLit makes it
+		// math.MaxUint64 again.
+		return f >= 0 && f <= 1<<64
 	}
-	return f >= math.MinInt64 && f < 1<<63
+	return f >= math.MinInt64 && f <= 1<<63 // float64(math.MaxInt64) is 2^63
 }
 
 // markCopies sets copies on every message that holds a string or bytes,
