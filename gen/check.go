@@ -161,7 +161,7 @@ func (c *checker) declareMessage(msg *Message) {
 	} else {
 		c.protoName(at, pname, what, false)
 	}
-	mm := &msgModel{Message: msg, full: c.m.pkg + "." + pname, file: names.Snake(msg.Name) + ".yrpc.go"}
+	mm := &msgModel{Message: msg, full: c.m.pkg + "." + pname, file: names.FileStem(names.Snake(msg.Name), "message") + ".yrpc.go"}
 	c.file(at, mm.file, what)
 	if _, ok := c.byName[msg.Name]; !ok {
 		c.byName[msg.Name] = mm
