@@ -161,7 +161,7 @@ func (c *checker) declareMessage(msg *Message) {
 	} else {
 		c.protoName(at, pname, what, false)
 	}
-	mm := &msgModel{Message: msg, full: c.m.pkg + "." + pname, file: names.Snake(msg.Name) + ".yrpc.go"}
+	mm := &msgModel{Message: msg, full: c.m.pkg + "." + pname, file: names.FileStem(names.Snake(msg.Name), "message") + ".yrpc.go"}
 	c.file(at, mm.file, what)
 	if _, ok := c.byName[msg.Name]; !ok {
 		c.byName[msg.Name] = mm
@@ -171,13 +171,20 @@ func (c *checker) declareMessage(msg *Message) {
 
 // fields resolves and checks the fields of mm.
 func (c *checker) fields(mm *msgModel) {
-	for _, r := range mm.Reserved {
-		if r < 1 || r > maxNumber {
+	for i, r := range mm.Reserved {
+		switch {
+		case r < 1 || r > maxNumber:
 			c.add(typeAt(mm.Pos, mm.Name), "reserved number %d is out of the range 1-536870911", r)
+		case slices.Contains(mm.Reserved[:i], r):
+			// protobuf refuses overlapping reserved ranges.
+			c.add(typeAt(mm.Pos, mm.Name), "reserved number %d is listed twice in %s.Reserved", r, mm.Name)
 		}
 	}
 	goNames := map[string]string{}
 	numbers := map[int32]string{}
+	// scope is the message's protobuf scope: its field names and the
+	// entry messages that protobuf declares in it for map fields.
+	scope := map[string]string{}
 	for _, f := range mm.Fields {
 		if f == nil {
 			c.add(typeAt(mm.Pos, mm.Name), "nil field")
@@ -194,6 +201,7 @@ func (c *checker) fields(mm *msgModel) {
 			c.add(at, "becomes the Go field %s, which clashes with the generated method %s.%s", fm.goName, mm.Name, fm.goName)
 		default:
 			goNames[fm.goName] = f.Name
+			c.scope(at, scope, f)
 		}
 		c.number(at, mm, f, numbers)
 		c.kind(at, mm, fm)
@@ -202,6 +210,24 @@ func (c *checker) fields(mm *msgModel) {
 	}
 	mm.byNumber = slices.Clone(mm.fields)
 	slices.SortFunc(mm.byNumber, func(a, b *fieldModel) int { return cmp.Compare(a.Number, b.Number) })
+}
+
+// scope claims the names that field f declares in its message's protobuf
+// scope: its own name and, for a map, its entry message's ("labels" ->
+// LabelsEntry). A field named like another's entry message would make a
+// descriptor that protobuf refuses to load.
+func (c *checker) scope(at Problem, scope map[string]string, f *Field) {
+	claim := func(name, what string) {
+		if prev, ok := scope[name]; ok {
+			c.add(at, "protobuf name %s of %s clashes with %s; rename one", name, what, prev)
+			return
+		}
+		scope[name] = what
+	}
+	claim(f.Name, fmt.Sprintf("field %q", f.Name))
+	if f.MapKey != "" {
+		claim(names.MapEntry(f.Name), fmt.Sprintf("the map entry message of field %q", f.Name))
+	}
 }
 
 func (c *checker) number(at Problem, mm *msgModel, f *Field, numbers map[int32]string) {
@@ -344,6 +370,11 @@ func (c *checker) validators(at Problem, mm *msgModel, fm *fieldModel) {
 		case b == nil:
 		case math.IsNaN(*b):
 			c.add(at, "range bound NaN is not a number")
+		case math.IsInf(*b, 0):
+			c.add(at, "range bound %v is not a finite number", *b)
+		case fm.Kind == KindFloat32 && math.Abs(*b) > math.MaxFloat32:
+			// The generated comparison would not compile.
+			c.add(at, "range bound %v is not a float32", *b)
 		case fm.Kind != KindFloat32 && fm.Kind != KindFloat64 && (*b != math.Trunc(*b) || !fitsInt(fm.Kind, *b)):
 			c.add(at, "range bound %v is not a %s", *b, fm.Kind)
 		}
@@ -360,9 +391,11 @@ func fitsInt(k Kind, f float64) bool {
 	case KindUint32, KindFixed32:
 		return f >= 0 && f <= math.MaxUint32
 	case KindUint64, KindFixed64:
-		return f >= 0 && f < 1<<64
+		// float64(math.MaxUint64) rounds up to 2^64: boundLit makes it
+		// math.MaxUint64 again.
+		return f >= 0 && f <= 1<<64
 	}
-	return f >= math.MinInt64 && f < 1<<63
+	return f >= math.MinInt64 && f <= 1<<63 // float64(math.MaxInt64) is 2^63
 }
 
 // markCopies sets copies on every message that holds a string or bytes,

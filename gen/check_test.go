@@ -3,6 +3,7 @@ package gen_test
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,9 @@ func TestCheck(t *testing.T) {
 		{"nil message", func(s *gen.Spec) { s.Messages = append(s.Messages, nil) }, "nil message in spec"},
 		{"message name", func(s *gen.Spec) { s.Messages = append(s.Messages, &gen.Message{Name: "lower", Pos: "x.go:1"}) }, `x.go:1: lower: message name "lower" is not an exported Go identifier`},
 		{"reserved range", func(s *gen.Spec) { user(s).Reserved = []int32{0} }, "users.go:10: User: reserved number 0 is out of the range 1-536870911"},
+		// A number listed twice gave a descriptor with overlapping
+		// reserved ranges, which protobuf refuses to load.
+		{"reserved twice", func(s *gen.Spec) { user(s).Reserved = []int32{5, 6, 5} }, "users.go:10: User: reserved number 5 is listed twice in User.Reserved"},
 		{"nil field", func(s *gen.Spec) { user(s).Fields = append(user(s).Fields, nil) }, "users.go:10: User: nil field"},
 		{"missing number", func(s *gen.Spec) { user(s).Fields[1].Number = 0 }, `users.go:13: User: field "name": missing wire number`},
 		{"duplicate number", func(s *gen.Spec) { user(s).Fields[1].Number = 1 }, `users.go:13: User: field "name": wire number 1 is already used by field "id"`},
@@ -93,6 +97,17 @@ func TestCheck(t *testing.T) {
 		// passed Generate and failed gen/load's check before there was one.
 		{"reserved method String", func(s *gen.Spec) { user(s).Fields[1].Name = "string" }, `users.go:13: User: field "string": becomes the Go field String, which clashes with the generated method User.String`},
 		{"reserved method Reset", func(s *gen.Spec) { user(s).Fields[1].Name = "Reset" }, `clashes with the generated method User.Reset`},
+		// protobuf declares a map field's entry message in the message's
+		// scope: a field with its name gave a descriptor that protobuf
+		// refuses to load.
+		{"map entry clash", func(s *gen.Spec) {
+			user(s).Fields = append(user(s).Fields, &gen.Field{Name: "labels", Number: 5, Kind: gen.KindString, MapKey: gen.KindString, Pos: "users.go:16"})
+			user(s).Fields[1].Name = "LabelsEntry"
+		}, `users.go:16: User: field "labels": protobuf name LabelsEntry of the map entry message of field "labels" clashes with field "LabelsEntry"; rename one`},
+		{"map entry clash, map first", func(s *gen.Spec) {
+			user(s).Fields = append(user(s).Fields, &gen.Field{Name: "LabelsEntry", Number: 5, Kind: gen.KindString, Pos: "users.go:16"})
+			user(s).Fields[1].MapKey, user(s).Fields[1].Name = gen.KindString, "labels"
+		}, `users.go:16: User: field "LabelsEntry": protobuf name LabelsEntry of field "LabelsEntry" clashes with the map entry message of field "labels"; rename one`},
 		{"unknown message", func(s *gen.Spec) { user(s).Fields[3].Message = "Friend" }, `users.go:15: User: field "friends": unknown message "Friend"`},
 		{"message without type", func(s *gen.Spec) { user(s).Fields[3].Message = "" }, "message field without a message type"},
 		{"scalar with message", func(s *gen.Spec) { user(s).Fields[0].Message = "User" }, `a int64 field cannot reference message "User"`},
@@ -119,6 +134,16 @@ func TestCheck(t *testing.T) {
 		{"bad lengths", func(s *gen.Spec) { user(s).Fields[1].Validate.MinLen, user(s).Fields[1].Validate.MaxLen = 5, 3 }, "bad length limits [5, 3]"},
 		{"range on string", func(s *gen.Spec) { user(s).Fields[1].Validate.Min = &one }, "range applies to numbers and lists of numbers"},
 		{"range fraction on int", func(s *gen.Spec) { half := 0.5; user(s).Fields[0].Validate.Max = &half }, "range bound 0.5 is not a int64"},
+		// A float32 bound beyond float32 generated a comparison that does
+		// not compile ("constant -1e+300 overflows float32").
+		{"float32 range", func(s *gen.Spec) {
+			big := 1e300
+			user(s).Fields[0].Kind, user(s).Fields[0].Validate.Max = gen.KindFloat32, &big
+		}, `users.go:12: User: field "id": range bound 1e+300 is not a float32`},
+		{"infinite range", func(s *gen.Spec) {
+			inf := math.Inf(1)
+			user(s).Fields[0].Kind, user(s).Fields[0].Validate.Max = gen.KindFloat64, &inf
+		}, `users.go:12: User: field "id": range bound +Inf is not a finite number`},
 		{"empty range", func(s *gen.Spec) {
 			zero := 0.0
 			user(s).Fields[0].Validate.Min, user(s).Fields[0].Validate.Max = &one, &zero

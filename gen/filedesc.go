@@ -2,6 +2,7 @@ package gen
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 	"github.com/yrpc/yrpc/gen/descriptor"
@@ -155,9 +156,14 @@ func enumDescriptor(e *Enum) *descriptor.Enum {
 }
 
 // descriptorFile is the generated file that embeds the package's file
-// descriptor: "users.proto.yrpc.go". No message, enum or service file can
-// have its name, which has a dot before ".yrpc.go".
-func descriptorFile(pkg string) string { return names.ProtoFile(pkg) + ".yrpc.go" }
+// descriptor: "users.proto.yrpc.go" ("shop_linux_proto.proto.yrpc.go" for
+// a package that names.FileStem changes). No message, enum or service file
+// can have its name, which has a dot before ".yrpc.go".
+func descriptorFile(pkg string) string {
+	name := names.ProtoFile(pkg) + ".yrpc.go"
+	stem, rest, _ := strings.Cut(name, ".")
+	return names.FileStem(stem, "proto") + "." + rest
+}
 
 // genFileDescriptor emits the package's file descriptor and its accessor.
 func (m *model) genFileDescriptor(f *jen.File, desc []byte) {

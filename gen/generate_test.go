@@ -2,8 +2,11 @@ package gen_test
 
 import (
 	"bytes"
+	"go/build"
 	"go/parser"
 	"go/token"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,6 +35,32 @@ func TestGenerateOutput(t *testing.T) {
 	}
 }
 
+// TestGenerateFileNames generates messages and a package whose snake_case
+// names end in a GOOS, a GOARCH or "test": message AgentWindows was written
+// to agent_windows.yrpc.go, which the go command builds only on Windows,
+// so the package did not compile elsewhere ("undefined: AgentWindows").
+func TestGenerateFileNames(t *testing.T) {
+	s := validSpec()
+	s.Package = "shop_js"
+	for _, name := range []string{"AgentWindows", "BuildArm64", "LinuxAmd64", "AppLinuxTest", "LoadTest"} {
+		s.Messages = append(s.Messages, &gen.Message{Name: name, Fields: []*gen.Field{{Name: "x", Number: 1, Kind: gen.KindInt32}}})
+	}
+	files, err := gen.Generate(s, gen.Config{Package: "shoprpc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		got = append(got, f.Name)
+		checkFile(t, f)
+	}
+	for _, want := range []string{"agent_windows_message.yrpc.go", "build_arm64_message.yrpc.go", "load_test_message.yrpc.go", "shop_js_proto.proto.yrpc.go", "user.yrpc.go", "users_service.yrpc.go"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("no file %s in %v", want, got)
+		}
+	}
+}
+
 func checkFile(t *testing.T, f gen.File) {
 	t.Helper()
 	if !strings.HasSuffix(f.Name, ".yrpc.go") {
@@ -42,6 +71,19 @@ func checkFile(t *testing.T, f gen.File) {
 	}
 	if !bytes.Contains(f.Content, []byte("const _ = rt.SupportPackageIsVersion1")) {
 		t.Errorf("%s lacks the version guard", f.Name)
+	}
+	// The go command builds every file on every platform: no file name
+	// carries a GOOS or GOARCH constraint, and none is a test file.
+	for _, platform := range [][2]string{{"linux", "amd64"}, {"windows", "arm64"}, {"darwin", "arm64"}, {"js", "wasm"}, {"plan9", "386"}} {
+		ctxt := build.Default
+		ctxt.GOOS, ctxt.GOARCH = platform[0], platform[1]
+		ctxt.OpenFile = func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(f.Content)), nil }
+		if ok, err := ctxt.MatchFile(".", f.Name); !ok || err != nil {
+			t.Errorf("%s is not built on %s/%s (%v)", f.Name, platform[0], platform[1], err)
+		}
+	}
+	if strings.HasSuffix(f.Name, "_test.go") {
+		t.Errorf("%s is a test file", f.Name)
 	}
 	file, err := parser.ParseFile(token.NewFileSet(), f.Name, f.Content, 0)
 	if err != nil {

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/dave/jennifer/jen"
@@ -14,10 +15,33 @@ func boundLit(k Kind, f float64) jen.Code {
 	if k == KindFloat32 || k == KindFloat64 {
 		return jen.Lit(f)
 	}
-	if f < 0 {
-		return jen.Id(strconv.FormatInt(int64(f), 10))
+	return jen.Id(intBound(k, f))
+}
+
+// boundText is a range bound as Validate's error shows it: an integer
+// kind's bound in digits (9007199254740992, not 9.007199254740992e+15).
+func boundText(k Kind, f float64) string {
+	if k == KindFloat32 || k == KindFloat64 {
+		return fmt.Sprint(f)
 	}
-	return jen.Id(strconv.FormatUint(uint64(f), 10))
+	return intBound(k, f)
+}
+
+// intBound is the literal of bound f of integer kind k. A float64 cannot
+// hold math.MaxInt64 or math.MaxUint64: a schema's bound of either rounded
+// up to 2^63 or 2^64 (check accepts no more), which stands for the kind's
+// largest value.
+func intBound(k Kind, f float64) string {
+	unsigned64 := k == KindUint64 || k == KindFixed64
+	switch {
+	case f < 0:
+		return strconv.FormatInt(int64(f), 10)
+	case unsigned64 && f >= 1<<64:
+		return strconv.FormatUint(math.MaxUint64, 10)
+	case !unsigned64 && f >= 1<<63:
+		return strconv.FormatInt(math.MaxInt64, 10)
+	}
+	return strconv.FormatUint(uint64(f), 10)
 }
 
 // genRegexps declares the compiled Match patterns of mm. They are
@@ -103,10 +127,10 @@ func (m *model) validateField(g *jen.Group, mm *msgModel, fm *fieldModel) {
 			invalid("must match "+strconv.Quote(v.Match))))
 	}
 	if v.Min != nil {
-		checks = append(checks, jen.If(val.Clone().Op("<").Add(boundLit(fm.Kind, *v.Min))).Block(invalid(fmt.Sprintf("must be at least %v", *v.Min))))
+		checks = append(checks, jen.If(val.Clone().Op("<").Add(boundLit(fm.Kind, *v.Min))).Block(invalid("must be at least "+boundText(fm.Kind, *v.Min))))
 	}
 	if v.Max != nil {
-		checks = append(checks, jen.If(val.Clone().Op(">").Add(boundLit(fm.Kind, *v.Max))).Block(invalid(fmt.Sprintf("must be at most %v", *v.Max))))
+		checks = append(checks, jen.If(val.Clone().Op(">").Add(boundLit(fm.Kind, *v.Max))).Block(invalid("must be at most "+boundText(fm.Kind, *v.Max))))
 	}
 	if fm.msg != nil && fm.msg.validates {
 		checks = append(checks, jen.If(jen.Err().Op(":=").Add(val.Clone()).Dot("Validate").Call(), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))

@@ -87,6 +87,44 @@ func startsWord(name string, i int) bool {
 	return !plural
 }
 
+// knownOS and knownArch are the GOOS and GOARCH values that go/build
+// reads from file names (Go's internal/syslist).
+var (
+	knownOS = map[string]bool{
+		"aix": true, "android": true, "darwin": true, "dragonfly": true, "freebsd": true, "hurd": true,
+		"illumos": true, "ios": true, "js": true, "linux": true, "nacl": true, "netbsd": true,
+		"openbsd": true, "plan9": true, "solaris": true, "wasip1": true, "windows": true, "zos": true,
+	}
+	knownArch = map[string]bool{
+		"386": true, "amd64": true, "amd64p32": true, "arm": true, "armbe": true, "arm64": true,
+		"arm64be": true, "loong64": true, "mips": true, "mipsle": true, "mips64": true, "mips64le": true,
+		"mips64p32": true, "mips64p32le": true, "ppc": true, "ppc64": true, "ppc64le": true,
+		"riscv": true, "riscv64": true, "s390": true, "s390x": true, "sparc": true, "sparc64": true, "wasm": true,
+	}
+)
+
+// FileStem returns stem, the part before the first dot of a Go file name
+// made from a schema name, or stem+"_"+word when the go command would not
+// build that file everywhere: when stem ends in "_" and a GOOS or GOARCH
+// ("agent_windows" builds only on Windows, so it becomes
+// "agent_windows_message"), possibly followed by "_test", or in "_test"
+// (stem+".go" is a test file).
+func FileStem(stem, word string) string {
+	i := strings.IndexByte(stem, '_')
+	if i < 0 {
+		return stem
+	}
+	parts := strings.Split(stem[i+1:], "_")
+	last := parts[len(parts)-1]
+	if last == "test" {
+		return stem + "_" + word
+	}
+	if knownOS[last] || knownArch[last] {
+		return stem + "_" + word
+	}
+	return stem
+}
+
 func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
 func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -166,3 +166,26 @@ func TestProtoNames(t *testing.T) {
 		t.Errorf("ProtoFile = %q", got)
 	}
 }
+
+// TestFileStem checks the file names that would carry a build constraint
+// or make a test file: a message AgentWindows generated
+// agent_windows.yrpc.go, which the go command builds only on Windows.
+func TestFileStem(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"user", "user"},
+		{"windows", "windows"}, // no "_": go/build reads no constraint
+		{"agent_windows", "agent_windows_message"},
+		{"build_arm64", "build_arm64_message"},
+		{"app_linux_amd64", "app_linux_amd64_message"},
+		{"app_linux_test", "app_linux_test_message"},
+		{"load_test", "load_test_message"},
+		{"user_role", "user_role"},
+		{"linux_user", "linux_user"},
+		{"armory", "armory"},
+		{"my_armory", "my_armory"},
+	} {
+		if got := names.FileStem(tc.in, "message"); got != tc.want {
+			t.Errorf("FileStem(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

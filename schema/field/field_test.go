@@ -1,6 +1,7 @@
 package field_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -102,6 +103,11 @@ func TestBuilderErrors(t *testing.T) {
 		{field.String("name", 2).Range(1, 3), `field.String("name", 2).Range(1, 3): range applies to number fields, not a string field`},
 		{field.Int32s("xs", 2).Range(1, 3), `range applies to number fields, not a list`},
 		{field.Int32("x", 2).Range(3, 1), `Range(3, 1): min is greater than max`},
+		// An infinite bound failed the schema's description (JSON has no
+		// Inf), and yrpcc said only "exit status 1".
+		{field.Float64("x", 2).Range(0, math.Inf(1)), `field.Float64("x", 2).Range(0, +Inf): range bounds must be finite; for an open end give math.MaxFloat64`},
+		{field.Float32("x", 2).Range(math.Inf(-1), 0), `Range(-Inf, 0): range bounds must be finite; for an open end give math.MaxFloat32`},
+		{field.Int64("x", 2).Range(math.Inf(-1), 0), `Range(-Inf, 0): range bounds must be finite`},
 		{field.String("s", 2).Match("a("), `Match("a("): bad regexp: error parsing regexp`},
 		{field.Int32("x", 2).Match("a"), `match applies to string fields, not an int32 field`},
 		{field.Bool("x", 2).NotEmpty(), `NotEmpty(): not-empty applies to strings, bytes, lists, maps and messages, not a bool field`},

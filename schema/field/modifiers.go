@@ -96,6 +96,11 @@ func (b *Builder) Range(min, max float64) *Builder {
 		return b.fail(mod, "range applies to number fields, not %s", b.shape())
 	case math.IsNaN(min) || math.IsNaN(max):
 		return b.fail(mod, "range bounds must be numbers")
+	case math.IsInf(min, 0) || math.IsInf(max, 0):
+		if b.desc.Kind == "float32" || b.desc.Kind == "float64" {
+			return b.fail(mod, "range bounds must be finite; for an open end give math.MaxFloat%s", b.desc.Kind[len("float"):])
+		}
+		return b.fail(mod, "range bounds must be finite")
 	case min > max:
 		return b.fail(mod, "min is greater than max")
 	}

@@ -115,7 +115,7 @@ func (m *GetUser) Validate() error {
 		return codec.Invalid("users.GetUser", "id", "must be at least 1")
 	}
 	if m.ID > 9007199254740992 {
-		return codec.Invalid("users.GetUser", "id", "must be at most 9.007199254740992e+15")
+		return codec.Invalid("users.GetUser", "id", "must be at most 9007199254740992")
 	}
 	return nil
 }

@@ -384,7 +384,7 @@ func (m *User) Validate() error {
 		return codec.Invalid("users.User", "id", "must be at least 1")
 	}
 	if m.ID > 9007199254740992 {
-		return codec.Invalid("users.User", "id", "must be at most 9.007199254740992e+15")
+		return codec.Invalid("users.User", "id", "must be at most 9007199254740992")
 	}
 	if len(m.Name) == 0 {
 		return codec.Invalid("users.User", "name", "must not be empty")

@@ -1,6 +1,7 @@
 package testspecs
 
 import (
+	"math"
 	"time"
 
 	"github.com/yrpc/yrpc/gen"
@@ -24,6 +25,9 @@ func Kitchen() *gen.Spec {
 	msg := func(fl *gen.Field, m string) *gen.Field { fl.Message = m; return fl }
 	enum := func(fl *gen.Field) *gen.Field { fl.Enum = color; return fl }
 	min, max := -1000.0, 1000.0
+	// The kinds' limits as a schema gives them: float64 rounds
+	// math.MaxInt64 and math.MaxUint64 up to 2^63 and 2^64.
+	zero, minInt64, maxInt64, maxUint64 := 0.0, float64(math.MinInt64), float64(math.MaxInt64), float64(math.MaxUint64)
 
 	kitchen := &gen.Message{Name: "Kitchen", Comment: "Kitchen has a field of every kind.", Fields: []*gen.Field{
 		f("a_bool", 1, gen.KindBool),
@@ -115,6 +119,8 @@ func Kitchen() *gen.Spec {
 		{Name: "node", Number: 8, Kind: gen.KindMessage, Message: "Node", Validate: gen.Validators{NotEmpty: true}},
 		{Name: "inner", Number: 9, Kind: gen.KindMessage, Message: "Checked"},
 		{Name: "when", Number: 10, Kind: gen.KindTime, Validate: gen.Validators{NotEmpty: true}},
+		{Name: "serial", Number: 11, Kind: gen.KindUint64, Validate: gen.Validators{Min: &zero, Max: &maxUint64}},
+		{Name: "offset", Number: 12, Kind: gen.KindSfixed64, Validate: gen.Validators{Min: &minInt64, Max: &maxInt64}},
 	}}
 	empty := &gen.Message{Name: "Empty", Comment: "Empty has no fields."}
 

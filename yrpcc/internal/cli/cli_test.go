@@ -520,11 +520,14 @@ func TestInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	code, out, errOut := run(t, nil, "init", "--dir", dir, "User", "GetUser", "--service", "Users")
+	// LoadTest and AgentWindows were scaffolded in load_test.go (a test
+	// file) and agent_windows.go (built only on Windows), which the
+	// loader then did not see.
+	code, out, errOut := run(t, nil, "init", "--dir", dir, "User", "GetUser", "LoadTest", "AgentWindows", "--service", "Users")
 	if code != 0 {
 		t.Fatalf("init: exit %d: %s", code, errOut)
 	}
-	for _, name := range []string{"user.go", "get_user.go", "users.go", "generate.go"} {
+	for _, name := range []string{"user.go", "get_user.go", "load_test_schema.go", "agent_windows_schema.go", "users.go", "generate.go"} {
 		if !strings.Contains(out, filepath.Join(dir, name)) {
 			t.Errorf("init output %q lacks %s", out, name)
 		}
@@ -548,7 +551,7 @@ func TestInit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("loading the scaffold: %v", err)
 	}
-	if len(spec.Messages) != 2 || len(spec.Services) != 1 || spec.Services[0].Name != "Users" {
+	if len(spec.Messages) != 4 || len(spec.Services) != 1 || spec.Services[0].Name != "Users" {
 		t.Errorf("scaffold spec: %d messages, %d services", len(spec.Messages), len(spec.Services))
 	}
 }

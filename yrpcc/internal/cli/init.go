@@ -79,7 +79,10 @@ It never overwrites a file.`)
 		if err != nil {
 			return err
 		}
-		out = append(out, initFile{filepath.Join(target, names.Snake(s.name)+".go"), src})
+		// load_test.go would be a test file and agent_windows.go built
+		// only on Windows: FileStem makes them load_test_schema.go and
+		// agent_windows_schema.go.
+		out = append(out, initFile{filepath.Join(target, names.FileStem(names.Snake(s.name), "schema")+".go"), src})
 	}
 	for _, f := range out {
 		if _, err := os.Stat(f.path); err == nil {

@@ -20,16 +20,18 @@ var reCheckedTags = regexp.MustCompile("^#")
 
 // Checked exercises every validator.
 type Checked struct {
-	Name  string
-	Code  string
-	Age   int32
-	Score *float64
-	Tags  []string
-	Data  []byte
-	Attrs map[string]string
-	Node  *Node
-	Inner *Checked
-	When  time.Time
+	Name   string
+	Code   string
+	Age    int32
+	Score  *float64
+	Tags   []string
+	Data   []byte
+	Attrs  map[string]string
+	Node   *Node
+	Inner  *Checked
+	When   time.Time
+	Serial uint64
+	Offset int64
 }
 
 // Size returns the encoded size of m in bytes.
@@ -66,6 +68,12 @@ func (m *Checked) Size() (n int) {
 	}
 	if !m.When.IsZero() {
 		n += 1 + codec.SizeBytes(codec.SizeTime(m.When))
+	}
+	if m.Serial != 0 {
+		n += 1 + codec.SizeVarint(m.Serial)
+	}
+	if m.Offset != 0 {
+		n += 1 + 8
 	}
 	return n
 }
@@ -131,6 +139,14 @@ func (m *Checked) appendTo(b []byte) []byte {
 	if !m.When.IsZero() {
 		b = append(b, 0x52)
 		b = codec.AppendTime(b, m.When)
+	}
+	if m.Serial != 0 {
+		b = append(b, 0x58)
+		b = codec.AppendVarint(b, m.Serial)
+	}
+	if m.Offset != 0 {
+		b = append(b, 0x61)
+		b = codec.AppendFixed64(b, uint64(m.Offset))
 	}
 	return b
 }
@@ -339,6 +355,22 @@ func (m *Checked) unmarshal(b []byte, depth int) error {
 			}
 			i += n
 			m.When = x
+		case 88:
+			// serial = 11, uint64
+			u, n := codec.ConsumeVarint(b[i:])
+			if n < 0 {
+				return codec.Err("kitchen.Checked", "serial", n)
+			}
+			i += n
+			m.Serial = u
+		case 97:
+			// offset = 12, sfixed64
+			u, n := codec.ConsumeFixed64(b[i:])
+			if n < 0 {
+				return codec.Err("kitchen.Checked", "offset", n)
+			}
+			i += n
+			m.Offset = int64(u)
 		default:
 			n := codec.Skip(b[i:], tag)
 			if n < 0 {
@@ -401,6 +433,18 @@ func (m *Checked) Validate() error {
 	}
 	if m.When.IsZero() {
 		return codec.Invalid("kitchen.Checked", "when", "must not be empty")
+	}
+	if m.Serial < 0 {
+		return codec.Invalid("kitchen.Checked", "serial", "must be at least 0")
+	}
+	if m.Serial > 18446744073709551615 {
+		return codec.Invalid("kitchen.Checked", "serial", "must be at most 18446744073709551615")
+	}
+	if m.Offset < -9223372036854775808 {
+		return codec.Invalid("kitchen.Checked", "offset", "must be at least -9223372036854775808")
+	}
+	if m.Offset > 9223372036854775807 {
+		return codec.Invalid("kitchen.Checked", "offset", "must be at most 9223372036854775807")
 	}
 	return nil
 }

@@ -203,7 +203,7 @@ func TestValidate(t *testing.T) {
 	valid := func() *kitchenrpc.Checked {
 		return &kitchenrpc.Checked{Name: "日本", Code: "ab-12", Age: -1000, Tags: []string{"#a"},
 			Data: []byte{1}, Attrs: map[string]string{"k": ""}, Node: &kitchenrpc.Node{},
-			When: time.Unix(5, 0)}
+			When: time.Unix(5, 0), Serial: math.MaxUint64, Offset: math.MaxInt64}
 	}
 	big := 1000.5
 	tests := []struct {
@@ -225,6 +225,10 @@ func TestValidate(t *testing.T) {
 		{"no attrs", func(c *kitchenrpc.Checked) { c.Attrs = nil }, "attrs"},
 		{"no node", func(c *kitchenrpc.Checked) { c.Node = nil }, "node"},
 		{"no time", func(c *kitchenrpc.Checked) { c.When = time.Time{} }, "when"},
+		// Range(0, math.MaxUint64) and Range(math.MinInt64, math.MaxInt64):
+		// the kinds' limits are valid values.
+		{"least offset", func(c *kitchenrpc.Checked) { c.Offset = math.MinInt64 }, ""},
+		{"least serial", func(c *kitchenrpc.Checked) { c.Serial = 0 }, ""},
 		{"invalid inner", func(c *kitchenrpc.Checked) { c.Inner = &kitchenrpc.Checked{} }, "name"},
 	}
 	for _, tc := range tests {
