@@ -135,3 +135,25 @@ func TestGenerateConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestNoVacuousBounds: a range bound that every value of the field's kind
+// meets generates no comparison, which could never be true (kitchen's
+// Checked: serial is a uint64 in [0, math.MaxUint64], offset an sfixed64
+// in [math.MinInt64, math.MaxInt64]; age-like bounds such as Range(0, 150)
+// on an unsigned field keep only their upper check).
+func TestNoVacuousBounds(t *testing.T) {
+	files, err := gen.Generate(testspecs.Kitchen(), gen.Config{Package: "kitchenrpc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(files, func(f gen.File) bool { return f.Name == "checked.yrpc.go" })
+	if i < 0 {
+		t.Fatal("no checked.yrpc.go")
+	}
+	src := string(files[i].Content)
+	for _, cmp := range []string{"m.Serial <", "m.Serial >", "m.Offset <", "m.Offset >"} {
+		if strings.Contains(src, cmp) {
+			t.Errorf("checked.yrpc.go compares %s a bound that every value meets", cmp)
+		}
+	}
+}

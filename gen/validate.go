@@ -18,6 +18,23 @@ func boundLit(k Kind, f float64) jen.Code {
 	return jen.Id(intBound(k, f))
 }
 
+// kindRange returns the least and the greatest value of integer kind k
+// (rounded to float64, as schema bounds are), and false for any other
+// kind.
+func kindRange(k Kind) (lo, hi float64, ok bool) {
+	switch k {
+	case KindInt32, KindSint32, KindSfixed32:
+		return math.MinInt32, math.MaxInt32, true
+	case KindInt64, KindSint64, KindSfixed64:
+		return math.MinInt64, math.MaxInt64, true
+	case KindUint32, KindFixed32:
+		return 0, math.MaxUint32, true
+	case KindUint64, KindFixed64:
+		return 0, math.MaxUint64, true
+	}
+	return 0, 0, false
+}
+
 // boundText is a range bound as Validate's error shows it: an integer
 // kind's bound in digits (9007199254740992, not 9.007199254740992e+15).
 func boundText(k Kind, f float64) string {
@@ -126,10 +143,14 @@ func (m *model) validateField(g *jen.Group, mm *msgModel, fm *fieldModel) {
 		checks = append(checks, jen.If(jen.Op("!").Id(regexpVar(mm, fm)).Dot("MatchString").Call(val.Clone())).Block(
 			invalid("must match "+strconv.Quote(v.Match))))
 	}
-	if v.Min != nil {
+	// A bound that every value of the kind meets (0 for an unsigned
+	// kind, math.MaxInt64 for an int64) checks nothing: no comparison
+	// that is always false is generated for it.
+	lo, hi, integer := kindRange(fm.Kind)
+	if v.Min != nil && !(integer && *v.Min <= lo) {
 		checks = append(checks, jen.If(val.Clone().Op("<").Add(boundLit(fm.Kind, *v.Min))).Block(invalid("must be at least "+boundText(fm.Kind, *v.Min))))
 	}
-	if v.Max != nil {
+	if v.Max != nil && !(integer && *v.Max >= hi) {
 		checks = append(checks, jen.If(val.Clone().Op(">").Add(boundLit(fm.Kind, *v.Max))).Block(invalid("must be at most "+boundText(fm.Kind, *v.Max))))
 	}
 	if fm.msg != nil && fm.msg.validates {

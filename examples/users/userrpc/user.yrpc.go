@@ -405,9 +405,6 @@ func (m *User) Validate() error {
 		return codec.Invalid("users.User", "avatar", "must have at most 1048576 bytes")
 	}
 	if m.Age != nil {
-		if *m.Age < 0 {
-			return codec.Invalid("users.User", "age", "must be at least 0")
-		}
 		if *m.Age > 150 {
 			return codec.Invalid("users.User", "age", "must be at most 150")
 		}

@@ -434,17 +434,5 @@ func (m *Checked) Validate() error {
 	if m.When.IsZero() {
 		return codec.Invalid("kitchen.Checked", "when", "must not be empty")
 	}
-	if m.Serial < 0 {
-		return codec.Invalid("kitchen.Checked", "serial", "must be at least 0")
-	}
-	if m.Serial > 18446744073709551615 {
-		return codec.Invalid("kitchen.Checked", "serial", "must be at most 18446744073709551615")
-	}
-	if m.Offset < -9223372036854775808 {
-		return codec.Invalid("kitchen.Checked", "offset", "must be at least -9223372036854775808")
-	}
-	if m.Offset > 9223372036854775807 {
-		return codec.Invalid("kitchen.Checked", "offset", "must be at most 9223372036854775807")
-	}
 	return nil
 }
