@@ -90,29 +90,10 @@ func scannedStack(t *testing.T) uint64 {
 // silentPeer is a yrpc server that reads requests and never answers: it
 // signals each one on requests.
 func silentPeer(lis net.Listener, requests chan<- struct{}) {
-	for {
-		c, err := lis.Accept()
-		if err != nil {
-			return
+	fakePeer(lis, func(_ net.Conn, f *wire.Frame) bool {
+		if f.Type == wire.TypeRequest {
+			requests <- struct{}{}
 		}
-		go func() {
-			defer c.Close()
-			if _, err := wire.ReadPreface(c); err != nil {
-				return
-			}
-			if _, err := c.Write(wire.AppendPreface(nil, wire.Preface{Version: 1, MaxFrameSize: wire.DefaultMaxFrameSize})); err != nil {
-				return
-			}
-			r := wire.NewReader(c, wire.ReaderOptions{})
-			for {
-				f, err := r.Next()
-				if err != nil {
-					return
-				}
-				if f.Type == wire.TypeRequest {
-					requests <- struct{}{}
-				}
-			}
-		}()
-	}
+		return true
+	})
 }

@@ -183,6 +183,27 @@ func stream(ctx context.Context, c *rt.Client, m int, opts ...rt.CallOption) (*r
 // (if not nil). A stream frame would fail its reader and close the
 // connection.
 func oldPeer(lis net.Listener, oneways chan<- string) {
+	fakePeer(lis, func(c net.Conn, f *wire.Frame) bool {
+		switch f.Type {
+		case wire.TypeRequest:
+			if _, err := c.Write(wire.AppendFrame(nil, &wire.Header{Type: wire.TypeResponse, ID: f.ID}, nil, f.Body)); err != nil {
+				return false
+			}
+		case wire.TypeOneway:
+			select {
+			case oneways <- string(f.Body):
+			default:
+			}
+		}
+		return true
+	})
+}
+
+// fakePeer accepts connections on lis until it is closed. On each it
+// exchanges prefaces as a yrpc server of the first protocol version does
+// (no settings: no streams) and hands every frame it reads to onFrame,
+// until onFrame returns false or the connection ends.
+func fakePeer(lis net.Listener, onFrame func(c net.Conn, f *wire.Frame) bool) {
 	for {
 		c, err := lis.Accept()
 		if err != nil {
@@ -193,23 +214,14 @@ func oldPeer(lis net.Listener, oneways chan<- string) {
 			if _, err := wire.ReadPreface(c); err != nil {
 				return
 			}
-			c.Write(wire.AppendPreface(nil, wire.Preface{Version: 1, MaxFrameSize: wire.DefaultMaxFrameSize}))
+			if _, err := c.Write(wire.AppendPreface(nil, wire.Preface{Version: 1, MaxFrameSize: wire.DefaultMaxFrameSize})); err != nil {
+				return
+			}
 			r := wire.NewReader(c, wire.ReaderOptions{})
 			for {
 				f, err := r.Next()
-				if err != nil {
+				if err != nil || !onFrame(c, f) {
 					return
-				}
-				switch f.Type {
-				case wire.TypeRequest:
-					if _, err := c.Write(wire.AppendFrame(nil, &wire.Header{Type: wire.TypeResponse, ID: f.ID}, nil, f.Body)); err != nil {
-						return
-					}
-				case wire.TypeOneway:
-					select {
-					case oneways <- string(f.Body):
-					default:
-					}
 				}
 			}
 		}()
