@@ -225,6 +225,13 @@ func (gc *grpcCall) serveUnary(req Message, reqErr error) {
 	gc.sc.req = req
 	start := gc.g.s.observeStart()
 	resp, err := gc.sc.invoke()
+	gc.answerUnary(start, resp, err)
+}
+
+// answerUnary reports a unary call's end and answers it. It is not part
+// of serveUnary, which stays on the stack while the handler runs (see
+// serverCall.answer).
+func (gc *grpcCall) answerUnary(start time.Time, resp Message, err error) {
 	gc.g.s.observe(&gc.sc.me.info, start, err)
 	md := gc.sc.ctx.finish()
 	if err != nil {
