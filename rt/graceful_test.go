@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -104,5 +105,57 @@ func TestGracefulShutdownFailsNoCallWithoutRegistry(t *testing.T) {
 			}
 			t.Fatalf("round %d: %d calls failed during a graceful shutdown: %v", i, len(failed), kinds)
 		}
+	}
+}
+
+// A handler that ends its goroutine (runtime.Goexit, as t.FailNow does
+// in a handler under test) still lets its call go: Shutdown, which waits
+// for the calls in flight, returns at once.
+func TestShutdownAfterHandlerGoexit(t *testing.T) {
+	checkLeaks(t)
+	exited := make(chan struct{})
+	desc := rt.ServiceDesc{
+		Name: "test.Exit",
+		Methods: []rt.MethodDesc{{
+			Name: "Exit", FullName: "test.Exit/Exit", ID: 0x2201,
+			NewRequest:  func() rt.Message { return new(aliasMsg) },
+			NewResponse: func() rt.Message { return new(aliasMsg) },
+			Handle: func(any, context.Context, rt.Message) (rt.Message, error) {
+				defer close(exited)
+				runtime.Goexit()
+				return nil, nil
+			},
+		}},
+		MethodIndex: func(id uint32) int {
+			if id == 0x2201 {
+				return 0
+			}
+			return -1
+		},
+	}
+	srv := rt.NewServer()
+	srv.RegisterService(&desc, struct{}{})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background(), lis) }()
+	cli := aliasClient(t, lis.Addr().String())
+	ctx, cancel := context.WithCancel(context.Background())
+	called := make(chan error, 1)
+	go func() { called <- cli.Invoke(ctx, &desc, 0, &aliasMsg{S: "x"}, new(aliasMsg)) }()
+	<-exited
+	cancel() // the handler answers nothing
+	if err := <-called; rt.CodeOf(err) != rt.Canceled {
+		t.Errorf("call = %v, want Canceled", err)
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer scancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		t.Errorf("Shutdown = %v, want nil: the call whose handler exited is still counted in flight", err)
+	}
+	if err := <-served; !errors.Is(err, rt.ErrServerClosed) {
+		t.Errorf("Serve = %v, want ErrServerClosed", err)
 	}
 }

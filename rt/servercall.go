@@ -184,20 +184,27 @@ func (sc *serverCall) run() {
 // written; sock.Queued means "directly if no other call is in flight,
 // else through the writer loop".
 func (sc *serverCall) serve(mode sock.WriteMode) {
+	// Deferred, so that a handler that ends its goroutine
+	// (runtime.Goexit, as t.FailNow does) still lets the call go.
+	defer sc.conn.callDone(sc.held)
 	resp, err := sc.invoke()
 	sc.answer(mode, resp, err)
 }
 
-// answer reports the call's end, answers it (unless it is oneway) and
-// lets it go. It is not part of serve, which stays on the stack while the
-// handler runs, so that a handler that blocks holds less stack for the
-// garbage collector to scan at every cycle.
+// callDone lets a call go that held n request bytes.
+func (c *serverConn) callDone(n int) {
+	c.held.release(n)
+	c.srv.held.release(n)
+	c.srv.callDone()
+	c.inflight.Add(-1)
+}
+
+// answer reports the call's end and answers it (unless it is oneway). It
+// is not part of serve, which stays on the stack while the handler runs,
+// so that a handler that blocks holds less stack for the garbage
+// collector to scan at every cycle.
 func (sc *serverCall) answer(mode sock.WriteMode, resp Message, err error) {
 	c := sc.conn
-	defer c.inflight.Add(-1)
-	defer c.srv.callDone()
-	defer c.srv.held.release(sc.held)
-	defer c.held.release(sc.held)
 	if obs := c.srv.o.observer; obs != nil {
 		obs.Observe(metrics.Event{Side: metrics.Server, Service: sc.me.info.Service.Name, Method: sc.me.info.Method.Name,
 			Code: CodeOf(err).String(), Latency: time.Since(c.srv.made) - sc.arrived})

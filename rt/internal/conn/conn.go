@@ -255,8 +255,8 @@ func (c *Conn) retiredIdle() bool {
 //
 // Call stays on the caller's stack while it waits, as do its callers, and
 // the garbage collector scans that stack at every cycle: the failures are
-// made in functions of their own (refusal, writeFailed), so that Call's
-// frame does not hold their messages' arguments.
+// made in functions of their own (refusalLocked, writeFailed), so that
+// Call's frame does not hold their messages' arguments.
 func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 	h := wire.Header{Type: wire.TypeRequest, Method: r.Method}
 	if r.Oneway {
