@@ -101,8 +101,8 @@ func silentPeer(lis net.Listener, requests chan<- struct{}) {
 
 // blockedHandlerBudget bounds, as waitingStackBudget does, the stack that
 // one handler blocked in its work holds, its own frame and the server's
-// under it: serve keeps the answer out of line, so 805 bytes in this test
-// with go1.26 on amd64 (1,066 with -race), against 1,265 (1,824) when the
+// under it: serve keeps the answer out of line, so 843 bytes in this test
+// with go1.26 on amd64 (1,144 with -race), against 1,265 (1,824) when the
 // answer was made in serve's frame.
 const (
 	blockedHandlerBudget     = 1000
