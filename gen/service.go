@@ -367,9 +367,12 @@ func (m *model) genClient(f *jen.File, s *svcModel) {
 			continue
 		}
 		into := mm.into()
+		// The method calls Invoke itself, not its Into variant (whose nil
+		// check it does not need): one frame less on the stack of a call
+		// that waits, which the collector scans at every cycle.
 		f.Func().Params(jen.Id("c").Op("*").Id(cl)).Id(mm.Name).Add(params).Add(results(mm)).Block(
 			jen.Id("resp").Op(":=").New(jen.Id(mm.Response)),
-			jen.If(jen.Err().Op(":=").Id("c").Dot(into).Call(jen.Id("ctx"), jen.Id("req"), jen.Id("resp"), jen.Id("opts").Op("...")),
+			jen.If(jen.Err().Op(":=").Id("c").Dot("c").Dot("Invoke").Call(jen.Id("ctx"), jen.Op("&").Id(s.Name+"ServiceDesc"), jen.Lit(i), jen.Id("req"), jen.Id("resp"), jen.Id("opts").Op("...")),
 				jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 			jen.Return(jen.Id("resp"), jen.Nil()),
 		)

@@ -92,7 +92,7 @@ func NewGreeterClient(c rt.Invoker) *GreeterClient {
 // SayHello answers with a greeting.
 func (c *GreeterClient) SayHello(ctx context.Context, req *HelloRequest, opts ...rt.CallOption) (*HelloReply, error) {
 	resp := new(HelloReply)
-	if err := c.SayHelloInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &GreeterServiceDesc, 0, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil

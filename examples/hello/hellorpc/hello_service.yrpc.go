@@ -91,7 +91,7 @@ func NewHelloClient(c rt.Invoker) *HelloClient {
 // Say calls bench.Hello/Say.
 func (c *HelloClient) Say(ctx context.Context, req *BenchmarkMessage, opts ...rt.CallOption) (*BenchmarkMessage, error) {
 	resp := new(BenchmarkMessage)
-	if err := c.SayInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &HelloServiceDesc, 0, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil

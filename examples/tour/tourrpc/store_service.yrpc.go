@@ -223,7 +223,7 @@ func NewStoreClient(c rt.Invoker) *StoreClient {
 // Get reads an entry: idempotent, so failures fail over.
 func (c *StoreClient) Get(ctx context.Context, req *Key, opts ...rt.CallOption) (*Entry, error) {
 	resp := new(Entry)
-	if err := c.GetInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &StoreServiceDesc, 0, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -245,7 +245,7 @@ func (c *StoreClient) GetInto(ctx context.Context, req *Key, resp *Entry, opts .
 // Put writes an entry: not idempotent, never sent twice.
 func (c *StoreClient) Put(ctx context.Context, req *Entry, opts ...rt.CallOption) (*Entry, error) {
 	resp := new(Entry)
-	if err := c.PutInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &StoreServiceDesc, 1, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil

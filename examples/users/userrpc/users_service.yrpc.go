@@ -610,7 +610,7 @@ func NewUsersClient(c rt.Invoker) *UsersClient {
 // Get returns one user.
 func (c *UsersClient) Get(ctx context.Context, req *GetUser, opts ...rt.CallOption) (*User, error) {
 	resp := new(User)
-	if err := c.GetInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &UsersServiceDesc, 0, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -632,7 +632,7 @@ func (c *UsersClient) GetInto(ctx context.Context, req *GetUser, resp *User, opt
 // Create calls users.Users/Create.
 func (c *UsersClient) Create(ctx context.Context, req *CreateUser, opts ...rt.CallOption) (*User, error) {
 	resp := new(User)
-	if err := c.CreateInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &UsersServiceDesc, 1, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -654,7 +654,7 @@ func (c *UsersClient) CreateInto(ctx context.Context, req *CreateUser, resp *Use
 // Guest calls users.Users/Guest.
 func (c *UsersClient) Guest(ctx context.Context, req *GetUser, opts ...rt.CallOption) (*User, error) {
 	resp := new(User)
-	if err := c.GuestInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &UsersServiceDesc, 2, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -676,7 +676,7 @@ func (c *UsersClient) GuestInto(ctx context.Context, req *GetUser, resp *User, o
 // Delete calls users.Users/Delete.
 func (c *UsersClient) Delete(ctx context.Context, req *GetUser, opts ...rt.CallOption) (*User, error) {
 	resp := new(User)
-	if err := c.DeleteInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &UsersServiceDesc, 3, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -703,7 +703,7 @@ func (c *UsersClient) Touch(ctx context.Context, req *TouchUser, opts ...rt.Call
 // Audit calls users.Users/Audit.
 func (c *UsersClient) Audit(ctx context.Context, req *TouchUser, opts ...rt.CallOption) (*User, error) {
 	resp := new(User)
-	if err := c.AuditInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &UsersServiceDesc, 5, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -725,7 +725,7 @@ func (c *UsersClient) AuditInto(ctx context.Context, req *TouchUser, resp *User,
 // Search calls users.Users/Search.
 func (c *UsersClient) Search(ctx context.Context, req *ListUsers, opts ...rt.CallOption) (*UserList, error) {
 	resp := new(UserList)
-	if err := c.SearchInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &UsersServiceDesc, 6, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -747,7 +747,7 @@ func (c *UsersClient) SearchInto(ctx context.Context, req *ListUsers, resp *User
 // List calls users.Users/List.
 func (c *UsersClient) List(ctx context.Context, req *ListUsers, opts ...rt.CallOption) (*UserList, error) {
 	resp := new(UserList)
-	if err := c.ListInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &UsersServiceDesc, 7, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -769,7 +769,7 @@ func (c *UsersClient) ListInto(ctx context.Context, req *ListUsers, resp *UserLi
 // Rename calls users.Users/Rename.
 func (c *UsersClient) Rename(ctx context.Context, req *CreateUser, opts ...rt.CallOption) (*User, error) {
 	resp := new(User)
-	if err := c.RenameInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &UsersServiceDesc, 8, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -791,7 +791,7 @@ func (c *UsersClient) RenameInto(ctx context.Context, req *CreateUser, resp *Use
 // Tree calls users.Users/Tree.
 func (c *UsersClient) Tree(ctx context.Context, req *GetUser, opts ...rt.CallOption) (*Node, error) {
 	resp := new(Node)
-	if err := c.TreeInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &UsersServiceDesc, 9, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -813,7 +813,7 @@ func (c *UsersClient) TreeInto(ctx context.Context, req *GetUser, resp *Node, op
 // Echo calls users.Users/Echo.
 func (c *UsersClient) Echo(ctx context.Context, req *Scalars, opts ...rt.CallOption) (*Scalars, error) {
 	resp := new(Scalars)
-	if err := c.EchoInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &UsersServiceDesc, 10, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -835,7 +835,7 @@ func (c *UsersClient) EchoInto(ctx context.Context, req *Scalars, resp *Scalars,
 // EchoOptionals calls users.Users/EchoOptionals.
 func (c *UsersClient) EchoOptionals(ctx context.Context, req *Optionals, opts ...rt.CallOption) (*Optionals, error) {
 	resp := new(Optionals)
-	if err := c.EchoOptionalsInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &UsersServiceDesc, 11, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -857,7 +857,7 @@ func (c *UsersClient) EchoOptionalsInto(ctx context.Context, req *Optionals, res
 // EchoLists calls users.Users/EchoLists.
 func (c *UsersClient) EchoLists(ctx context.Context, req *Lists, opts ...rt.CallOption) (*Lists, error) {
 	resp := new(Lists)
-	if err := c.EchoListsInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &UsersServiceDesc, 12, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -879,7 +879,7 @@ func (c *UsersClient) EchoListsInto(ctx context.Context, req *Lists, resp *Lists
 // EchoMaps calls users.Users/EchoMaps.
 func (c *UsersClient) EchoMaps(ctx context.Context, req *Maps, opts ...rt.CallOption) (*Maps, error) {
 	resp := new(Maps)
-	if err := c.EchoMapsInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &UsersServiceDesc, 13, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil

@@ -126,7 +126,7 @@ func NewCatalogClient(c rt.Invoker) *CatalogClient {
 // Get returns one item.
 func (c *CatalogClient) Get(ctx context.Context, req *GetItem, opts ...rt.CallOption) (*Item, error) {
 	resp := new(Item)
-	if err := c.GetInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &CatalogServiceDesc, 0, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -148,7 +148,7 @@ func (c *CatalogClient) GetInto(ctx context.Context, req *GetItem, resp *Item, o
 // Put stores an item and returns what was stored.
 func (c *CatalogClient) Put(ctx context.Context, req *Item, opts ...rt.CallOption) (*Item, error) {
 	resp := new(Item)
-	if err := c.PutInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &CatalogServiceDesc, 1, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil

@@ -366,7 +366,7 @@ func NewKitchenServiceClient(c rt.Invoker) *KitchenServiceClient {
 // Get reads a node.
 func (c *KitchenServiceClient) Get(ctx context.Context, req *Node, opts ...rt.CallOption) (*Node, error) {
 	resp := new(Node)
-	if err := c.GetInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &KitchenServiceServiceDesc, 0, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -388,7 +388,7 @@ func (c *KitchenServiceClient) GetInto(ctx context.Context, req *Node, resp *Nod
 // Put calls kitchen.KitchenService/Put.
 func (c *KitchenServiceClient) Put(ctx context.Context, req *Kitchen, opts ...rt.CallOption) (*Empty, error) {
 	resp := new(Empty)
-	if err := c.PutInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &KitchenServiceServiceDesc, 1, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -410,7 +410,7 @@ func (c *KitchenServiceClient) PutInto(ctx context.Context, req *Kitchen, resp *
 // Check calls kitchen.KitchenService/Check.
 func (c *KitchenServiceClient) Check(ctx context.Context, req *Checked, opts ...rt.CallOption) (*Checked, error) {
 	resp := new(Checked)
-	if err := c.CheckInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &KitchenServiceServiceDesc, 2, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -432,7 +432,7 @@ func (c *KitchenServiceClient) CheckInto(ctx context.Context, req *Checked, resp
 // Fork calls kitchen.KitchenService/Fork.
 func (c *KitchenServiceClient) Fork(ctx context.Context, req *Kitchen, opts ...rt.CallOption) (*Kitchen, error) {
 	resp := new(Kitchen)
-	if err := c.ForkInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &KitchenServiceServiceDesc, 3, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil

@@ -89,7 +89,7 @@ func NewPlainClient(c rt.Invoker) *PlainClient {
 // Ping calls kitchen.Plain/Ping.
 func (c *PlainClient) Ping(ctx context.Context, req *Empty, opts ...rt.CallOption) (*Empty, error) {
 	resp := new(Empty)
-	if err := c.PingInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &PlainServiceDesc, 0, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil

@@ -278,7 +278,7 @@ func (c *FeedClient) Chat(ctx context.Context, opts ...rt.CallOption) (rt.BidiSt
 // Last calls streams.Feed/Last.
 func (c *FeedClient) Last(ctx context.Context, req *Topic, opts ...rt.CallOption) (*Tick, error) {
 	resp := new(Tick)
-	if err := c.LastInto(ctx, req, resp, opts...); err != nil {
+	if err := c.c.Invoke(ctx, &FeedServiceDesc, 3, req, resp, opts...); err != nil {
 		return nil, err
 	}
 	return resp, nil
