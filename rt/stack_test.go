@@ -31,10 +31,7 @@ const (
 // with thousands of calls in flight scans that much, times thousands,
 // at every cycle.
 func TestWaitingCallStack(t *testing.T) {
-	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
-		t.Skip("the budget is for 64-bit platforms")
-	}
-	checkLeaks(t)
+	stackTest(t)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -64,14 +61,31 @@ func TestWaitingCallStack(t *testing.T) {
 	waiting := scannedStack(t)
 	cancel()
 	wg.Wait()
-	per := (int64(waiting) - int64(base)) / n
-	t.Logf("stack scanned: %d bytes with %d calls waiting, %d without: %d bytes per waiting call", waiting, n, base, per)
-	budget := int64(waitingStackBudget)
+	checkStack(t, "waiting calls", n, base, waiting, waitingStackBudget, waitingStackBudgetRace)
+}
+
+// stackTest skips a stack budget test where its budgets do not apply,
+// and checks that the test leaks no goroutine.
+func stackTest(t *testing.T) {
+	t.Helper()
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		t.Skip("the budgets are for 64-bit platforms")
+	}
+	checkLeaks(t)
+}
+
+// checkStack logs the stack scanned per each of n things (calls, handlers)
+// that held it, from the collections before (base) and while (got), and
+// fails over budget (raceBudget with the race detector).
+func checkStack(t *testing.T, what string, n int, base, got uint64, budget, raceBudget int64) {
+	t.Helper()
+	per := (int64(got) - int64(base)) / int64(n)
+	t.Logf("stack scanned: %d bytes with %d %s, %d without: %d bytes each", got, n, what, base, per)
 	if raceEnabled {
-		budget = waitingStackBudgetRace
+		budget = raceBudget
 	}
 	if per > budget {
-		t.Errorf("a waiting call keeps %d bytes of stack for the collector to scan, over the budget of %d", per, budget)
+		t.Errorf("each of %d %s holds %d bytes of stack for the collector to scan, over the budget of %d", n, what, per, budget)
 	}
 }
 
@@ -113,10 +127,7 @@ const (
 // once the watchdog moves the reading on) and measures the stack that the
 // collector scans per blocked handler.
 func TestBlockedHandlerStack(t *testing.T) {
-	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
-		t.Skip("the budget is for 64-bit platforms")
-	}
-	checkLeaks(t)
+	stackTest(t)
 	const n = 100
 	started, release := make(chan struct{}, n), make(chan struct{})
 	desc := rt.ServiceDesc{
@@ -156,13 +167,5 @@ func TestBlockedHandlerStack(t *testing.T) {
 	}
 	blocked := scannedStack(t)
 	close(release)
-	per := (int64(blocked) - int64(base)) / n
-	t.Logf("stack scanned: %d bytes with %d handlers blocked, %d without: %d bytes per blocked handler", blocked, n, base, per)
-	budget := int64(blockedHandlerBudget)
-	if raceEnabled {
-		budget = blockedHandlerBudgetRace
-	}
-	if per > budget {
-		t.Errorf("a blocked handler holds %d bytes of stack for the collector to scan, over the budget of %d", per, budget)
-	}
+	checkStack(t, "blocked handlers", n, base, blocked, blockedHandlerBudget, blockedHandlerBudgetRace)
 }
