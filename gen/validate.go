@@ -35,9 +35,12 @@ func kindRange(k Kind) (lo, hi float64, ok bool) {
 	return 0, 0, false
 }
 
-// boundText is a range bound as Validate's error shows it: an integer
-// kind's bound in digits (9007199254740992, not 9.007199254740992e+15).
-func boundText(k Kind, f float64) string {
+// FormatBound spells a range bound (Validators.Min or Max) of a field of
+// kind k as the generated Validate's errors and yrpcc proto's comments
+// show it: an integer kind's bound in digits (9007199254740992, not
+// 9.007199254740992e+15; a bound rounded up to 2^63 or 2^64 as the kind's
+// largest value), a float's in Go's shortest form.
+func FormatBound(k Kind, f float64) string {
 	if k == KindFloat32 || k == KindFloat64 {
 		return fmt.Sprint(f)
 	}
@@ -148,10 +151,10 @@ func (m *model) validateField(g *jen.Group, mm *msgModel, fm *fieldModel) {
 	// that is always false is generated for it.
 	lo, hi, integer := kindRange(fm.Kind)
 	if v.Min != nil && !(integer && *v.Min <= lo) {
-		checks = append(checks, jen.If(val.Clone().Op("<").Add(boundLit(fm.Kind, *v.Min))).Block(invalid("must be at least "+boundText(fm.Kind, *v.Min))))
+		checks = append(checks, jen.If(val.Clone().Op("<").Add(boundLit(fm.Kind, *v.Min))).Block(invalid("must be at least "+FormatBound(fm.Kind, *v.Min))))
 	}
 	if v.Max != nil && !(integer && *v.Max >= hi) {
-		checks = append(checks, jen.If(val.Clone().Op(">").Add(boundLit(fm.Kind, *v.Max))).Block(invalid("must be at most "+boundText(fm.Kind, *v.Max))))
+		checks = append(checks, jen.If(val.Clone().Op(">").Add(boundLit(fm.Kind, *v.Max))).Block(invalid("must be at most "+FormatBound(fm.Kind, *v.Max))))
 	}
 	if fm.msg != nil && fm.msg.validates {
 		checks = append(checks, jen.If(jen.Err().Op(":=").Add(val.Clone()).Dot("Validate").Call(), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))

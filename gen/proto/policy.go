@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -132,22 +131,14 @@ func FieldRules(f *gen.Field) string {
 	}
 	switch {
 	case v.Min != nil && v.Max != nil:
-		p = append(p, "range=["+num(*v.Min)+", "+num(*v.Max)+"]")
+		p = append(p, "range=["+gen.FormatBound(f.Kind, *v.Min)+", "+gen.FormatBound(f.Kind, *v.Max)+"]")
 	case v.Min != nil:
-		p = append(p, "min="+num(*v.Min))
+		p = append(p, "min="+gen.FormatBound(f.Kind, *v.Min))
 	case v.Max != nil:
-		p = append(p, "max="+num(*v.Max))
+		p = append(p, "max="+gen.FormatBound(f.Kind, *v.Max))
 	}
 	if v.Match != "" {
 		p = append(p, "match="+v.Match)
 	}
 	return strings.Join(p, " ")
-}
-
-// num formats a range bound: integers in full, others shortest.
-func num(x float64) string {
-	if x == math.Trunc(x) && math.Abs(x) < 1e18 {
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	}
-	return strconv.FormatFloat(x, 'g', -1, 64)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,6 +108,7 @@ func TestGoPackage(t *testing.T) {
 
 func TestPolicies(t *testing.T) {
 	min, max := 0.0, 150.0
+	maxU64, minI64, half := float64(math.MaxUint64), float64(math.MinInt64), 0.5
 	for _, tc := range []struct{ got, want string }{
 		{proto.MethodPolicy(&gen.Method{}), ""},
 		{proto.ServicePolicy(&gen.Service{}), ""},
@@ -117,6 +119,11 @@ func TestPolicies(t *testing.T) {
 			`fault=forking(2) mock=on-failure fail Unavailable ""`},
 		{proto.FieldRules(&gen.Field{Validate: gen.Validators{NotEmpty: true, Min: &min, Max: &max}}), "not-empty range=[0, 150]"},
 		{proto.FieldRules(&gen.Field{Validate: gen.Validators{Max: &max}}), "max=150"},
+		// Bounds of 64-bit kinds in digits, as the generated Validate's
+		// errors give them (not 1.8446744073709552e+19).
+		{proto.FieldRules(&gen.Field{Kind: gen.KindUint64, Validate: gen.Validators{Min: &min, Max: &maxU64}}), "range=[0, 18446744073709551615]"},
+		{proto.FieldRules(&gen.Field{Kind: gen.KindSint64, Validate: gen.Validators{Min: &minI64}}), "min=-9223372036854775808"},
+		{proto.FieldRules(&gen.Field{Kind: gen.KindFloat32, Validate: gen.Validators{Max: &half}}), "max=0.5"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
