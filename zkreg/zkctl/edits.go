@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -103,8 +104,8 @@ func limit(k registry.Key, f cmdFlags, w []string) (edit, error) {
 		}, nil
 	}
 	rate, err := strconv.ParseFloat(w[0], 64)
-	if err != nil || rate <= 0 {
-		return edit{}, usagef("limit: bad rate %q (want a number > 0)", w[0])
+	if err != nil || !(rate > 0) || math.IsInf(rate, 1) { // NaN and +Inf are no rates (JSON refuses them)
+		return edit{}, usagef("limit: bad rate %q (want a finite number > 0)", w[0])
 	}
 	burst, err := strconv.Atoi(w[1])
 	if err != nil || burst < 1 {

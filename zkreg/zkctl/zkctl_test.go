@@ -60,6 +60,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--acl", "operators=ops:pw", "ls"}, ExitUsage, "--acl: zkreg: roles: operators"},
 		{[]string{"limit", "a.B", "on"}, ExitUsage, "want RATE BURST or off"},
 		{[]string{"limit", "a.B", "0", "1"}, ExitUsage, "bad rate"},
+		{[]string{"limit", "a.B", "NaN", "1"}, ExitUsage, `bad rate "NaN" (want a finite number > 0)`},
+		{[]string{"limit", "a.B", "+Inf", "1"}, ExitUsage, `bad rate "+Inf" (want a finite number > 0)`},
 		{[]string{"mock", "a.B", "Get", "fail", "Nope"}, ExitUsage, "bad code"},
 		{[]string{"mock", "a.B", "Get", "value-hex", "zz"}, ExitUsage, "bad hex"},
 		{[]string{"mock", "a.B", "Get", "explode"}, ExitUsage, "unknown action"},
