@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/yrpc/yrpc/rt"
@@ -35,19 +36,40 @@ type edit struct {
 // plan turns a command line into an edit, or a usage error.
 func (c *cli) plan(ctx context.Context, cmd string, f cmdFlags, w []string) (edit, error) {
 	k := registry.Key{Service: w[0], Group: f.group, Version: f.version}
+	if err := nonEmpty(cmd, "SERVICE", k.Service); err != nil {
+		return edit{}, err
+	}
 	switch cmd {
 	case "drain", "undrain":
+		if err := nonEmpty(cmd, "ADDR", w[1]); err != nil {
+			return edit{}, err
+		}
 		return drain(k, w[1], cmd == "drain"), nil
 	case "weight":
+		if err := nonEmpty(cmd, "ADDR", w[1]); err != nil {
+			return edit{}, err
+		}
 		return weight(k, w[1], w[2])
 	case "limit":
 		return limit(k, f, w[1:])
 	case "mock":
+		if err := nonEmpty(cmd, "METHOD", w[1]); err != nil {
+			return edit{}, err
+		}
 		return c.mock(ctx, k, f, w[1], w[2], w[3:])
 	case "rm":
 		return remove(k, w[1:])
 	}
 	return edit{}, usagef("unknown command %q", cmd)
+}
+
+// nonEmpty refuses an empty (or blank) argument, which --force would
+// otherwise write as a config entry that names nothing.
+func nonEmpty(cmd, what, arg string) error {
+	if strings.TrimSpace(arg) == "" {
+		return usagef("%s: empty %s", cmd, what)
+	}
+	return nil
 }
 
 func drain(k registry.Key, addr string, on bool) edit {

@@ -66,6 +66,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"mock", "a.B", "Get", "value-hex", "zz"}, ExitUsage, "bad hex"},
 		{[]string{"mock", "a.B", "Get", "explode"}, ExitUsage, "unknown action"},
 		{[]string{"mock", "a.B", "Get", "empty", "--force=maybe"}, ExitUsage, "invalid boolean value"},
+		{[]string{"weight", "a.B", "", "5", "--force"}, ExitUsage, "weight: empty ADDR"},
+		{[]string{"drain", "a.B", " ", "--force"}, ExitUsage, "drain: empty ADDR"},
+		{[]string{"drain", "", "x:1", "--force"}, ExitUsage, "drain: empty SERVICE"},
+		{[]string{"mock", "a.B", "", "empty", "--force"}, ExitUsage, "mock: empty METHOD"},
 		{[]string{"ls", "--help"}, ExitOK, ""},
 	}
 	for _, tc := range tests {
