@@ -49,6 +49,14 @@ func parseGroupSegment(seg string) (string, error) {
 // paths computes the znode paths of one Registry (one root).
 type paths struct{ root string } // "" or "/a/b", never a trailing slash
 
+// CheckRoot reports whether root is fit for Options.Root (New refuses it
+// otherwise): "" (the default) or an absolute path without empty, "." or
+// ".." segments. Tools check a root given by a user before connecting.
+func CheckRoot(root string) error {
+	_, err := newPaths(root)
+	return err
+}
+
 func newPaths(root string) (paths, error) {
 	if root == "" {
 		root = DefaultRoot

@@ -358,6 +358,9 @@ func (c *cli) registryOptions(f cmdFlags) (zkreg.Options, error) {
 		}
 	}
 	o := zkreg.Options{Servers: servers, Root: c.root, FailFast: true}
+	if err := zkreg.CheckRoot(c.root); err != nil {
+		return o, usagef("-root: %v", err)
+	}
 	auth, authFrom := c.setting(f.auth, "--auth", EnvAuth)
 	acl, aclFrom := c.setting(f.acl, "--acl", EnvACL)
 	var err error

@@ -70,6 +70,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"drain", "a.B", " ", "--force"}, ExitUsage, "drain: empty ADDR"},
 		{[]string{"drain", "", "x:1", "--force"}, ExitUsage, "drain: empty SERVICE"},
 		{[]string{"mock", "a.B", "", "empty", "--force"}, ExitUsage, "mock: empty METHOD"},
+		{[]string{"-root", "yrpc", "ls"}, ExitUsage, `-root: zkreg: root "yrpc" does not start with /`},
+		{[]string{"-root", "/a/../b", "drain", "a.B", "x:1"}, ExitUsage, `-root: zkreg: bad root "/a/../b"`},
 		{[]string{"ls", "--help"}, ExitOK, ""},
 	}
 	for _, tc := range tests {
