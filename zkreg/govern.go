@@ -24,6 +24,9 @@ func (r *Registry) Config(ctx context.Context, key registry.Key) (registry.Confi
 	if key.Service == "" {
 		return registry.Config{}, errors.New("zkreg: config: key has no service")
 	}
+	if err := r.paths.checkKey(key); err != nil {
+		return registry.Config{}, fmt.Errorf("zkreg: config: %w", err)
+	}
 	if err := ctx.Err(); err != nil {
 		return registry.Config{}, fmt.Errorf("zkreg: config of %s: %w", key, err)
 	}
@@ -56,6 +59,9 @@ func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*
 	}
 	if key.Service == "" {
 		return errors.New("zkreg: update config: key has no service")
+	}
+	if err := r.paths.checkKey(key); err != nil {
+		return fmt.Errorf("zkreg: update config: %w", err)
 	}
 	path := r.paths.config(key)
 	for attempt := 0; ; attempt++ {

@@ -86,6 +86,20 @@ func (p paths) isKey(path string) bool {
 	return ok && strings.Count(rest, "/") == 2
 }
 
+// maxKeyPath bounds the path of a key's node. ZooKeeper drops the
+// connection that sends a request over its jute.maxbuffer (1 MiB by
+// default), cutting every watch and registration that shares it, again on
+// every retry; a service, group or version this long is a mistake anyway.
+const maxKeyPath = 16 << 10
+
+// checkKey refuses a key whose node path would exceed maxKeyPath.
+func (p paths) checkKey(k registry.Key) error {
+	if n := len(p.key(k)); n > maxKeyPath {
+		return fmt.Errorf("key %.64q...: path of %d bytes exceeds %d (service, group or version too long)", k.String(), n, maxKeyPath)
+	}
+	return nil
+}
+
 // key returns /root/service/group/version.
 func (p paths) key(k registry.Key) string {
 	return p.root + "/" + escape(k.Service) + "/" + groupSegment(k.Group) + "/" + groupSegment(k.Version)

@@ -319,6 +319,44 @@ func TestConfigChangeReachesWatchers(t *testing.T) {
 	}
 }
 
+// TestOverlongKeyRefused: a key whose requests ZooKeeper would refuse (it
+// drops the connection of a request over its jute.maxbuffer) is an error
+// that says so, at once, and the connection that every watch and
+// registration shares is never cut.
+func TestOverlongKeyRefused(t *testing.T) {
+	e := newEnv(t)
+	r := e.open(e.options())
+	ctx := context.Background()
+	want := fmt.Sprintf("exceeds %d (service, group or version too long)", maxKeyPath)
+	for _, k := range []registry.Key{
+		{Service: strings.Repeat("s", 1200<<10)},
+		{Service: "a.B", Group: strings.Repeat("g", maxKeyPath)},
+	} {
+		errs := map[string]error{"Register": r.Register(ctx, prov(k, "10.0.0.1:80"))}
+		stop, err := r.Watch(k, func(registry.Snapshot) {})
+		if err == nil {
+			stop()
+		}
+		errs["Watch"] = err
+		_, errs["Config"] = r.Config(ctx, k)
+		errs["UpdateConfig"] = r.UpdateConfig(ctx, k, func(c *registry.Config) error {
+			c.RateLimit = &registry.RateLimit{Rate: 1, Burst: 1}
+			return nil
+		})
+		for op, err := range errs {
+			if err == nil || !strings.Contains(err.Error(), want) || len(err.Error()) > 300 {
+				t.Errorf("%s of a key of %d bytes: %.300v; want an error with %q", op, len(k.Service)+len(k.Group), err, want)
+			}
+		}
+		if err := r.Deregister(ctx, prov(k, "10.0.0.1:80")); err != nil {
+			t.Errorf("Deregister: %.300v", err)
+		}
+	}
+	if n := r.connects.Load(); n != 1 {
+		t.Errorf("the connection was cut: %d sessions", n)
+	}
+}
+
 func TestBadPayloadsSkipped(t *testing.T) {
 	e := newEnv(t)
 	var logs logBuf
