@@ -140,6 +140,9 @@ func New(ctx context.Context, opts Options) (*Registry, error) {
 		if strings.TrimSpace(s) == "" {
 			return nil, fmt.Errorf("zkreg: Servers[%d] is empty: want host:port", i)
 		}
+		if strings.Contains(s, "/") { // "host:port/chroot", as other clients take it
+			return nil, fmt.Errorf("zkreg: Servers[%d] %q has a path: want host:port (a chroot goes in Options.Root)", i, s)
+		}
 	}
 	for _, c := range opts.Auth {
 		if err := c.check(); err != nil {

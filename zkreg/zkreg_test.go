@@ -198,6 +198,12 @@ func TestNewFails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "zkreg: Servers[1] is empty: want host:port") {
 		t.Errorf("New with an empty server: %v", err)
 	}
+	// A ZooKeeper connect string's chroot is named as such, not left to
+	// the dialer ("lookup tcp/2181/yrpc: unknown port").
+	_, err = New(bounded, Options{Servers: []string{"127.0.0.1:1/yrpc"}})
+	if err == nil || !strings.Contains(err.Error(), `zkreg: Servers[0] "127.0.0.1:1/yrpc" has a path: want host:port (a chroot goes in Options.Root)`) {
+		t.Errorf("New with a chroot: %v", err)
+	}
 }
 
 func TestEmptyListingKeepsProviders(t *testing.T) {

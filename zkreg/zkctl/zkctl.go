@@ -356,6 +356,9 @@ func (c *cli) registryOptions(f cmdFlags) (zkreg.Options, error) {
 		if s = strings.TrimSpace(s); s != "" {
 			servers = append(servers, s)
 		}
+		if strings.Contains(s, "/") {
+			return zkreg.Options{}, usagef("-zk: %q has a path: want HOST:PORT (ZooKeeper chroots are not supported: give yrpc's whole path with -root)", s)
+		}
 	}
 	o := zkreg.Options{Servers: servers, Root: c.root, FailFast: true}
 	if err := zkreg.CheckRoot(c.root); err != nil {

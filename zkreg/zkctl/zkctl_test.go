@@ -72,6 +72,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"mock", "a.B", "", "empty", "--force"}, ExitUsage, "mock: empty METHOD"},
 		{[]string{"-root", "yrpc", "ls"}, ExitUsage, `-root: zkreg: root "yrpc" does not start with /`},
 		{[]string{"-root", "/a/../b", "drain", "a.B", "x:1"}, ExitUsage, `-root: zkreg: bad root "/a/../b"`},
+		{[]string{"-zk", "127.0.0.1:1/yrpc", "ls"}, ExitUsage, `-zk: "127.0.0.1:1/yrpc" has a path: want HOST:PORT`},
 		{[]string{"ls", "--help"}, ExitOK, ""},
 	}
 	for _, tc := range tests {
