@@ -173,8 +173,20 @@ func TestAgainstZooKeeper(t *testing.T) {
 		}
 	}
 
-	if code, out, _ := ctl(t, zk, root, "ls", "other.Service"); code != ExitOK || out != "no services\n" {
-		t.Errorf("ls other.Service = %d, %q", code, out)
+	// An empty listing names the root it read, and a service that is not
+	// there the close matches, so that a typo or a wrong -root shows.
+	for _, tc := range []struct {
+		root string
+		args []string
+		want string
+	}{
+		{root, []string{"ls", "other.Service"}, `no service "other.Service" under ` + root + `; known: "users.Users"` + "\n"},
+		{root, []string{"ls", "users.Userz"}, `no service "users.Userz" under ` + root + `; did you mean "users.Users"?` + "\n"},
+		{root + "-typo", []string{"ls"}, "no services under " + root + "-typo\n"},
+	} {
+		if code, out, errs := ctl(t, zk, tc.root, tc.args...); code != ExitOK || out != tc.want {
+			t.Errorf("-root %s %q = %d, %q, %q; want %q", tc.root, tc.args, code, out, errs, tc.want)
+		}
 	}
 	code, out, _ = ctl(t, zk, root, "ls", "--json", "users.Users")
 	var got []jsonKey
