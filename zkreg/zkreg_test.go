@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -203,6 +204,40 @@ func TestNewFails(t *testing.T) {
 	_, err = New(bounded, Options{Servers: []string{"127.0.0.1:1/yrpc"}})
 	if err == nil || !strings.Contains(err.Error(), `zkreg: Servers[0] "127.0.0.1:1/yrpc" has a path: want host:port (a chroot goes in Options.Root)`) {
 		t.Errorf("New with a chroot: %v", err)
+	}
+}
+
+// TestClosedRegistry: a registry closed (twice) has no session, and every
+// method says it is closed.
+func TestClosedRegistry(t *testing.T) {
+	e := newEnv(t)
+	r := e.open(e.options())
+	if r.SessionID() == 0 || !r.Connected() {
+		t.Fatalf("open: session %#x, connected %v", r.SessionID(), r.Connected())
+	}
+	for i := range 2 {
+		if err := r.Close(); err != nil {
+			t.Errorf("Close #%d: %v", i+1, err)
+		}
+	}
+	if sid := r.SessionID(); sid != 0 || r.Connected() {
+		t.Errorf("closed: session %#x, connected %v; want 0, false", sid, r.Connected())
+	}
+	ctx, k := context.Background(), registry.Key{Service: "a.B"}
+	_, watchErr := r.Watch(k, func(registry.Snapshot) {})
+	_, listErr := r.List(ctx)
+	_, configErr := r.Config(ctx, k)
+	for name, err := range map[string]error{
+		"Register":     r.Register(ctx, prov(k, "10.0.0.1:80")),
+		"Deregister":   r.Deregister(ctx, prov(k, "10.0.0.1:80")),
+		"Watch":        watchErr,
+		"List":         listErr,
+		"Config":       configErr,
+		"UpdateConfig": r.UpdateConfig(ctx, k, func(*registry.Config) error { return nil }),
+	} {
+		if !errors.Is(err, registry.ErrClosed) {
+			t.Errorf("%s after Close: %v; want %v", name, err, registry.ErrClosed)
+		}
 	}
 }
 
