@@ -91,8 +91,9 @@ func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*
 		switch {
 		case cfg.IsZero() && exists:
 			// An empty config leaves nothing behind when nothing else is
-			// in the key (`ctl ls` would list it), else an empty node.
-			if len(data) > 0 && !r.prune(conn, key, st.Version) {
+			// in the key (`ctl ls` would list it), else an empty node. A
+			// key already empty (its providers left) is pruned too.
+			if !r.prune(conn, key, st.Version) && len(data) > 0 {
 				_, err = conn.Set(path, nil, st.Version)
 			}
 		case cfg.IsZero():

@@ -654,4 +654,19 @@ func TestEmptyConfigLeavesNothing(t *testing.T) {
 	if ok, _, _ := e.raw.Exists(e.root + "/pkg.Typo"); ok {
 		t.Error("storing an empty config created nodes")
 	}
+	// A key whose providers all left, never configured, is listed (empty)
+	// until an empty config is stored (`ctl rm SERVICE all --force`),
+	// which removes it.
+	retired := registry.Key{Service: "pkg.Retired", Version: "1"}
+	mustRegister(t, r, prov(retired, "10.0.0.2:80"))
+	if err := r.Deregister(ctx, prov(retired, "10.0.0.2:80")); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(); !slices.Equal(got, []string{"pkg.Retired@1", "pkg.Served[g]"}) {
+		t.Fatalf("keys after the last provider left = %v", got)
+	}
+	set(retired, nil)
+	if got := keys(); !slices.Equal(got, []string{"pkg.Served[g]"}) {
+		t.Errorf("keys after storing an empty config in the retired key = %v, want only the served one", got)
+	}
 }
