@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,43 @@ func TestUnreachable(t *testing.T) {
 		if code != ExitError || !strings.Contains(errb.String(), want) {
 			t.Errorf("Run = %d, %q; want %q", code, errb.String(), want)
 		}
+	}
+}
+
+// TestNotZooKeeper: a server that accepts the connection but never
+// answers ZooKeeper's handshake is named in the error, before the connect
+// timeout.
+func TestNotZooKeeper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the handshake timeout")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan net.Conn, 16)
+	go func() { // accepts and holds connections, never answers
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				close(held)
+				return
+			}
+			held <- c
+		}
+	}()
+	defer func() {
+		ln.Close()
+		for c := range held {
+			c.Close()
+		}
+	}()
+	addr := ln.Addr().String()
+	start := time.Now()
+	code, _, errs := ctl(t, addr, "/x", "ls")
+	t.Logf("after %v: %s", time.Since(start).Round(time.Millisecond), errs)
+	if want := "last attempt: " + addr + ": no answer to the ZooKeeper handshake within 5s"; code != ExitError || !strings.Contains(errs, want) {
+		t.Errorf("ctl ls against a silent server = %d, %q; want %q", code, errs, want)
 	}
 }
 
