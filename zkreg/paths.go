@@ -51,7 +51,7 @@ type paths struct{ root string } // "" or "/a/b", never a trailing slash
 
 // CheckRoot reports whether root is fit for Options.Root (New refuses it
 // otherwise): "" (the default) or an absolute path without empty, "." or
-// ".." segments. Tools check a root given by a user before connecting.
+// ".." segments, outside ZooKeeper's reserved /zookeeper. Tools check a root given by a user before connecting.
 func CheckRoot(root string) error {
 	_, err := newPaths(root)
 	return err
@@ -69,6 +69,9 @@ func newPaths(root string) (paths, error) {
 		if seg == "" || seg == "." || seg == ".." {
 			return paths{}, fmt.Errorf("zkreg: bad root %q", root)
 		}
+	}
+	if root == "/zookeeper" || strings.HasPrefix(root, "/zookeeper/") {
+		return paths{}, fmt.Errorf("zkreg: root %q is in ZooKeeper's own tree, /zookeeper", root)
 	}
 	return paths{root: root}, nil
 }

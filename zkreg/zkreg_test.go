@@ -184,6 +184,7 @@ func TestNewFails(t *testing.T) {
 		{},
 		{Servers: []string{"127.0.0.1:1"}, Root: "no-slash"},
 		{Servers: []string{"127.0.0.1:1"}, Root: "/a/../b"},
+		{Servers: []string{"127.0.0.1:1"}, Root: "/zookeeper/yrpc"},
 		{Servers: []string{"127.0.0.1:1"}}, // nothing listens: no session before ctx ends
 	} {
 		if r, err := New(ctx, o); err == nil {

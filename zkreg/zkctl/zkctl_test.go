@@ -74,6 +74,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-root", "yrpc", "ls"}, ExitUsage, `-root: zkreg: root "yrpc" does not start with /`},
 		{[]string{"-root", "/a/../b", "drain", "a.B", "x:1"}, ExitUsage, `-root: zkreg: bad root "/a/../b"`},
 		{[]string{"-zk", "127.0.0.1:1/yrpc", "ls"}, ExitUsage, `-zk: "127.0.0.1:1/yrpc" has a path: want HOST:PORT`},
+		{[]string{"-root", "/zookeeper", "limit", "a.B", "1", "1", "--force"}, ExitUsage, `-root: zkreg: root "/zookeeper" is in ZooKeeper's own tree, /zookeeper`},
 		{[]string{"ls", "--help"}, ExitOK, ""},
 	}
 	for _, tc := range tests {
