@@ -27,14 +27,17 @@ import (
 // are left alone.
 type handshakeConn struct {
 	net.Conn
-	max  time.Duration
-	done atomic.Bool // a byte was read: the handshake is answered
+	max    time.Duration
+	done   atomic.Bool     // a byte was read: the handshake is answered
+	failed func(err error) // if set: a read failed before the handshake's answer
 }
 
 func (c *handshakeConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.done.Store(true)
+	} else if err != nil && !c.done.Load() && c.failed != nil {
+		c.failed(err)
 	}
 	return n, err
 }
@@ -78,7 +81,13 @@ func (r *Registry) dialZK(network, address string, timeout time.Duration) (net.C
 		r.lastDialErr.Store(&dialFailure{addr: address, err: err})
 		return nil, err
 	}
-	return &handshakeConn{Conn: c, max: r.handshakeLimit()}, nil
+	max := r.handshakeLimit()
+	return &handshakeConn{Conn: c, max: max, failed: func(err error) {
+		// A server that accepts connections but does not answer (not
+		// ZooKeeper, or a ZooKeeper still starting): name it in New's error.
+		r.lastDialErr.Store(&dialFailure{addr: address,
+			err: fmt.Errorf("no answer to the ZooKeeper handshake within %v: %w", max, err)})
+	}}, nil
 }
 
 // handshakeLimit is how long one connection attempt may wait for its

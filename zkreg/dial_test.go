@@ -148,6 +148,7 @@ func TestNoSessionErrorNamesTheCause(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens: connection refused
+	silent := silentServer(t)
 	for _, tc := range []struct {
 		name     string
 		opts     Options
@@ -162,6 +163,10 @@ func TestNoSessionErrorNamesTheCause(t *testing.T) {
 			[]string{"every server was tried once", "connection refused"}, []error{syscall.ECONNREFUSED}},
 		{"fail fast with credentials", Options{Servers: []string{addr, addr}, FailFast: true, Auth: []Credential{provCred}}, time.Minute,
 			[]string{addr + "," + addr, "connection refused"}, []error{syscall.ECONNREFUSED}},
+		// Something listens but never answers (not ZooKeeper).
+		{"fail fast, silent server", Options{Servers: []string{silent}, FailFast: true, SessionTimeout: 300 * time.Millisecond}, time.Minute,
+			[]string{"every server was tried once", "last attempt: " + silent + ": no answer to the ZooKeeper handshake within 300ms"},
+			[]error{os.ErrDeadlineExceeded}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), tc.ctx)

@@ -24,6 +24,9 @@ func (r *Registry) Config(ctx context.Context, key registry.Key) (registry.Confi
 	if key.Service == "" {
 		return registry.Config{}, errors.New("zkreg: config: key has no service")
 	}
+	if err := r.paths.checkKey(key); err != nil {
+		return registry.Config{}, fmt.Errorf("zkreg: config: %w", err)
+	}
 	if err := ctx.Err(); err != nil {
 		return registry.Config{}, fmt.Errorf("zkreg: config of %s: %w", key, err)
 	}
@@ -57,6 +60,9 @@ func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*
 	if key.Service == "" {
 		return errors.New("zkreg: update config: key has no service")
 	}
+	if err := r.paths.checkKey(key); err != nil {
+		return fmt.Errorf("zkreg: update config: %w", err)
+	}
 	path := r.paths.config(key)
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -85,8 +91,9 @@ func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*
 		switch {
 		case cfg.IsZero() && exists:
 			// An empty config leaves nothing behind when nothing else is
-			// in the key (`ctl ls` would list it), else an empty node.
-			if len(data) > 0 && !r.prune(conn, key, st.Version) {
+			// in the key (`ctl ls` would list it), else an empty node. A
+			// key already empty (its providers left) is pruned too.
+			if !r.prune(conn, key, st.Version) && len(data) > 0 {
 				_, err = conn.Set(path, nil, st.Version)
 			}
 		case cfg.IsZero():

@@ -49,6 +49,14 @@ func parseGroupSegment(seg string) (string, error) {
 // paths computes the znode paths of one Registry (one root).
 type paths struct{ root string } // "" or "/a/b", never a trailing slash
 
+// CheckRoot reports whether root is fit for Options.Root (New refuses it
+// otherwise): "" (the default) or an absolute path without empty, "." or
+// ".." segments, outside ZooKeeper's reserved /zookeeper. Tools check a root given by a user before connecting.
+func CheckRoot(root string) error {
+	_, err := newPaths(root)
+	return err
+}
+
 func newPaths(root string) (paths, error) {
 	if root == "" {
 		root = DefaultRoot
@@ -61,6 +69,9 @@ func newPaths(root string) (paths, error) {
 		if seg == "" || seg == "." || seg == ".." {
 			return paths{}, fmt.Errorf("zkreg: bad root %q", root)
 		}
+	}
+	if root == "/zookeeper" || strings.HasPrefix(root, "/zookeeper/") {
+		return paths{}, fmt.Errorf("zkreg: root %q is in ZooKeeper's own tree, /zookeeper", root)
 	}
 	return paths{root: root}, nil
 }
@@ -76,6 +87,20 @@ func (p paths) rootPath() string {
 func (p paths) isKey(path string) bool {
 	rest, ok := strings.CutPrefix(path, p.root+"/")
 	return ok && strings.Count(rest, "/") == 2
+}
+
+// maxKeyPath bounds the path of a key's node. ZooKeeper drops the
+// connection that sends a request over its jute.maxbuffer (1 MiB by
+// default), cutting every watch and registration that shares it, again on
+// every retry; a service, group or version this long is a mistake anyway.
+const maxKeyPath = 16 << 10
+
+// checkKey refuses a key whose node path would exceed maxKeyPath.
+func (p paths) checkKey(k registry.Key) error {
+	if n := len(p.key(k)); n > maxKeyPath {
+		return fmt.Errorf("key %.64q...: path of %d bytes exceeds %d (service, group or version too long)", k.String(), n, maxKeyPath)
+	}
+	return nil
 }
 
 // key returns /root/service/group/version.

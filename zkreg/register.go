@@ -31,6 +31,9 @@ func (r *Registry) Register(ctx context.Context, e registry.Endpoint) error {
 	if err := e.Validate(); err != nil {
 		return fmt.Errorf("zkreg: %w", err)
 	}
+	if err := r.paths.checkKey(e.Key); err != nil {
+		return fmt.Errorf("zkreg: register %s %q: %w", e.Role, e.Addr, err)
+	}
 	if r.isClosed() {
 		return registry.ErrClosed
 	}
@@ -109,7 +112,7 @@ func (r *Registry) Deregister(ctx context.Context, e registry.Endpoint) error {
 	if e.Role != registry.Provider && e.Role != registry.Consumer {
 		return fmt.Errorf("zkreg: deregister %q: bad role %q", e.Addr, e.Role)
 	}
-	if e.Key.Service == "" || e.Addr == "" {
+	if e.Key.Service == "" || e.Addr == "" || r.paths.checkKey(e.Key) != nil {
 		return nil // cannot have been registered
 	}
 	path := r.paths.endpoint(e)

@@ -26,6 +26,9 @@ func (r *Registry) Watch(key registry.Key, fn func(registry.Snapshot)) (stop fun
 	if key.Service == "" {
 		return nil, errors.New("zkreg: watch: key has no service")
 	}
+	if err := r.paths.checkKey(key); err != nil {
+		return nil, fmt.Errorf("zkreg: watch: %w", err)
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()

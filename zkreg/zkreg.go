@@ -140,6 +140,9 @@ func New(ctx context.Context, opts Options) (*Registry, error) {
 		if strings.TrimSpace(s) == "" {
 			return nil, fmt.Errorf("zkreg: Servers[%d] is empty: want host:port", i)
 		}
+		if strings.Contains(s, "/") { // "host:port/chroot", as other clients take it
+			return nil, fmt.Errorf("zkreg: Servers[%d] %q has a path: want host:port (a chroot goes in Options.Root)", i, s)
+		}
 	}
 	for _, c := range opts.Auth {
 		if err := c.check(); err != nil {
@@ -326,8 +329,14 @@ func (r *Registry) kickSession() {
 	}
 }
 
-// SessionID returns the current ZooKeeper session id (0 when none).
-func (r *Registry) SessionID() int64 { return r.conn().SessionID() }
+// SessionID returns the current ZooKeeper session id (0 when none, as
+// after Close, which ends the session).
+func (r *Registry) SessionID() int64 {
+	if r.isClosed() {
+		return 0 // go-zk keeps the id of the session it closed
+	}
+	return r.conn().SessionID()
+}
 
 // sessionLoop re-creates our nodes when the session changes, re-lists
 // every watched key after every (re)connection, and replaces a connection

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -183,6 +184,7 @@ func TestNewFails(t *testing.T) {
 		{},
 		{Servers: []string{"127.0.0.1:1"}, Root: "no-slash"},
 		{Servers: []string{"127.0.0.1:1"}, Root: "/a/../b"},
+		{Servers: []string{"127.0.0.1:1"}, Root: "/zookeeper/yrpc"},
 		{Servers: []string{"127.0.0.1:1"}}, // nothing listens: no session before ctx ends
 	} {
 		if r, err := New(ctx, o); err == nil {
@@ -197,6 +199,46 @@ func TestNewFails(t *testing.T) {
 	_, err := New(bounded, Options{Servers: []string{"127.0.0.1:1", " "}})
 	if err == nil || !strings.Contains(err.Error(), "zkreg: Servers[1] is empty: want host:port") {
 		t.Errorf("New with an empty server: %v", err)
+	}
+	// A ZooKeeper connect string's chroot is named as such, not left to
+	// the dialer ("lookup tcp/2181/yrpc: unknown port").
+	_, err = New(bounded, Options{Servers: []string{"127.0.0.1:1/yrpc"}})
+	if err == nil || !strings.Contains(err.Error(), `zkreg: Servers[0] "127.0.0.1:1/yrpc" has a path: want host:port (a chroot goes in Options.Root)`) {
+		t.Errorf("New with a chroot: %v", err)
+	}
+}
+
+// TestClosedRegistry: a registry closed (twice) has no session, and every
+// method says it is closed.
+func TestClosedRegistry(t *testing.T) {
+	e := newEnv(t)
+	r := e.open(e.options())
+	if r.SessionID() == 0 || !r.Connected() {
+		t.Fatalf("open: session %#x, connected %v", r.SessionID(), r.Connected())
+	}
+	for i := range 2 {
+		if err := r.Close(); err != nil {
+			t.Errorf("Close #%d: %v", i+1, err)
+		}
+	}
+	if sid := r.SessionID(); sid != 0 || r.Connected() {
+		t.Errorf("closed: session %#x, connected %v; want 0, false", sid, r.Connected())
+	}
+	ctx, k := context.Background(), registry.Key{Service: "a.B"}
+	_, watchErr := r.Watch(k, func(registry.Snapshot) {})
+	_, listErr := r.List(ctx)
+	_, configErr := r.Config(ctx, k)
+	for name, err := range map[string]error{
+		"Register":     r.Register(ctx, prov(k, "10.0.0.1:80")),
+		"Deregister":   r.Deregister(ctx, prov(k, "10.0.0.1:80")),
+		"Watch":        watchErr,
+		"List":         listErr,
+		"Config":       configErr,
+		"UpdateConfig": r.UpdateConfig(ctx, k, func(*registry.Config) error { return nil }),
+	} {
+		if !errors.Is(err, registry.ErrClosed) {
+			t.Errorf("%s after Close: %v; want %v", name, err, registry.ErrClosed)
+		}
 	}
 }
 
@@ -316,6 +358,44 @@ func TestConfigChangeReachesWatchers(t *testing.T) {
 		if took > time.Second {
 			t.Errorf("config change seen after %v, want well under 1s", took)
 		}
+	}
+}
+
+// TestOverlongKeyRefused: a key whose requests ZooKeeper would refuse (it
+// drops the connection of a request over its jute.maxbuffer) is an error
+// that says so, at once, and the connection that every watch and
+// registration shares is never cut.
+func TestOverlongKeyRefused(t *testing.T) {
+	e := newEnv(t)
+	r := e.open(e.options())
+	ctx := context.Background()
+	want := fmt.Sprintf("exceeds %d (service, group or version too long)", maxKeyPath)
+	for _, k := range []registry.Key{
+		{Service: strings.Repeat("s", 1200<<10)},
+		{Service: "a.B", Group: strings.Repeat("g", maxKeyPath)},
+	} {
+		errs := map[string]error{"Register": r.Register(ctx, prov(k, "10.0.0.1:80"))}
+		stop, err := r.Watch(k, func(registry.Snapshot) {})
+		if err == nil {
+			stop()
+		}
+		errs["Watch"] = err
+		_, errs["Config"] = r.Config(ctx, k)
+		errs["UpdateConfig"] = r.UpdateConfig(ctx, k, func(c *registry.Config) error {
+			c.RateLimit = &registry.RateLimit{Rate: 1, Burst: 1}
+			return nil
+		})
+		for op, err := range errs {
+			if err == nil || !strings.Contains(err.Error(), want) || len(err.Error()) > 300 {
+				t.Errorf("%s of a key of %d bytes: %.300v; want an error with %q", op, len(k.Service)+len(k.Group), err, want)
+			}
+		}
+		if err := r.Deregister(ctx, prov(k, "10.0.0.1:80")); err != nil {
+			t.Errorf("Deregister: %.300v", err)
+		}
+	}
+	if n := r.connects.Load(); n != 1 {
+		t.Errorf("the connection was cut: %d sessions", n)
 	}
 }
 
@@ -574,5 +654,20 @@ func TestEmptyConfigLeavesNothing(t *testing.T) {
 	set(lone, nil) // nothing stored: nothing created
 	if ok, _, _ := e.raw.Exists(e.root + "/pkg.Typo"); ok {
 		t.Error("storing an empty config created nodes")
+	}
+	// A key whose providers all left, never configured, is listed (empty)
+	// until an empty config is stored (`ctl rm SERVICE all --force`),
+	// which removes it.
+	retired := registry.Key{Service: "pkg.Retired", Version: "1"}
+	mustRegister(t, r, prov(retired, "10.0.0.2:80"))
+	if err := r.Deregister(ctx, prov(retired, "10.0.0.2:80")); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(); !slices.Equal(got, []string{"pkg.Retired@1", "pkg.Served[g]"}) {
+		t.Fatalf("keys after the last provider left = %v", got)
+	}
+	set(retired, nil)
+	if got := keys(); !slices.Equal(got, []string{"pkg.Served[g]"}) {
+		t.Errorf("keys after storing an empty config in the retired key = %v, want only the served one", got)
 	}
 }

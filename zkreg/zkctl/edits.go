@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/yrpc/yrpc/rt"
@@ -34,19 +36,40 @@ type edit struct {
 // plan turns a command line into an edit, or a usage error.
 func (c *cli) plan(ctx context.Context, cmd string, f cmdFlags, w []string) (edit, error) {
 	k := registry.Key{Service: w[0], Group: f.group, Version: f.version}
+	if err := nonEmpty(cmd, "SERVICE", k.Service); err != nil {
+		return edit{}, err
+	}
 	switch cmd {
 	case "drain", "undrain":
+		if err := nonEmpty(cmd, "ADDR", w[1]); err != nil {
+			return edit{}, err
+		}
 		return drain(k, w[1], cmd == "drain"), nil
 	case "weight":
+		if err := nonEmpty(cmd, "ADDR", w[1]); err != nil {
+			return edit{}, err
+		}
 		return weight(k, w[1], w[2])
 	case "limit":
 		return limit(k, f, w[1:])
 	case "mock":
+		if err := nonEmpty(cmd, "METHOD", w[1]); err != nil {
+			return edit{}, err
+		}
 		return c.mock(ctx, k, f, w[1], w[2], w[3:])
 	case "rm":
 		return remove(k, w[1:])
 	}
 	return edit{}, usagef("unknown command %q", cmd)
+}
+
+// nonEmpty refuses an empty (or blank) argument, which --force would
+// otherwise write as a config entry that names nothing.
+func nonEmpty(cmd, what, arg string) error {
+	if strings.TrimSpace(arg) == "" {
+		return usagef("%s: empty %s", cmd, what)
+	}
+	return nil
 }
 
 func drain(k registry.Key, addr string, on bool) edit {
@@ -103,8 +126,8 @@ func limit(k registry.Key, f cmdFlags, w []string) (edit, error) {
 		}, nil
 	}
 	rate, err := strconv.ParseFloat(w[0], 64)
-	if err != nil || rate <= 0 {
-		return edit{}, usagef("limit: bad rate %q (want a number > 0)", w[0])
+	if err != nil || !(rate > 0) || math.IsInf(rate, 1) { // NaN and +Inf are no rates (JSON refuses them)
+		return edit{}, usagef("limit: bad rate %q (want a finite number > 0)", w[0])
 	}
 	burst, err := strconv.Atoi(w[1])
 	if err != nil || burst < 1 {

@@ -28,12 +28,13 @@ type jsonKey struct {
 }
 
 func (c *cli) ls(ctx context.Context, reg *zkreg.Registry, f cmdFlags, words []string) error {
-	ls, err := reg.List(ctx)
+	all, err := reg.List(ctx)
 	if err != nil {
 		return err
 	}
+	ls := all
 	if len(words) == 1 { // one service
-		ls = slices.DeleteFunc(ls, func(l zkreg.Listing) bool { return l.Key.Service != words[0] })
+		ls = slices.DeleteFunc(slices.Clone(all), func(l zkreg.Listing) bool { return l.Key.Service != words[0] })
 	}
 	if f.json.set {
 		out := make([]jsonKey, 0, len(ls))
@@ -48,7 +49,15 @@ func (c *cli) ls(ctx context.Context, reg *zkreg.Registry, f cmdFlags, words []s
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	writeTable(c.Stdout, ls, c.Now())
+	switch {
+	case len(ls) > 0:
+		writeTable(c.Stdout, ls, c.Now())
+	case len(words) == 1: // a typo, or the wrong -root
+		known := newCatalog(all).services(func(zkreg.Listing) bool { return true })
+		fmt.Fprintf(c.Stdout, "no service %q under %s%s\n", words[0], c.root, didYouMean(words[0], known))
+	default:
+		fmt.Fprintf(c.Stdout, "no services under %s\n", c.root)
+	}
 	return nil
 }
 

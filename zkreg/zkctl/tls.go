@@ -100,7 +100,9 @@ func (c *cli) checkPlaintextAuth(f tlsFlags, authFrom string, o zkreg.Options) e
 func refusedIdentity(o zkreg.Options, certID string) string {
 	switch {
 	case len(o.Auth) > 0:
-		return fmt.Sprintf("the credentials of user %q (--auth or $%s)", o.Auth[0].User(), EnvAuth)
+		// ZooKeeper takes any digest password: a wrong one is just an
+		// identity that the ACLs do not name.
+		return fmt.Sprintf("the credentials of user %q (--auth or $%s; is the password right?)", o.Auth[0].User(), EnvAuth)
 	case certID != "":
 		return fmt.Sprintf("the client certificate's identity %q (--zk-tls-cert or $%s)", certID, EnvTLSCert)
 	case o.TLS != nil && len(o.TLS.Certificates) > 0:

@@ -76,7 +76,7 @@ func TestTLS(t *testing.T) {
 		{"operator's certificate, flags", nil, append(tlsFlags("operator"), drain...), ExitOK, "(none) -> draining"},
 		{"operator's certificate, environment", tlsEnv("operator"), []string{"undrain", "shop.Catalog", "10.0.0.1:7001", "--group", "EU"}, ExitOK, "draining -> (none)"},
 		{"digest over TLS", nil, append(tlsFlags("intruder"), append([]string{"--auth", "digest:ops:pw"}, drain...)...), ExitError,
-			`the credentials of user "ops" (--auth or $YRPC_ZK_AUTH) may not write it`},
+			`the credentials of user "ops" (--auth or $YRPC_ZK_AUTH; is the password right?) may not write it`},
 		{"a new key: operators default to the certificate", nil, append(tlsFlags("operator"), "limit", "shop.New", "1", "1", "--force", "--acl", "providers="+ids["provider"]),
 			ExitOK, "(none) -> 1/s burst 1"},
 		{"--acl with x509 ids", nil, append(tlsFlags("operator"), "limit", "shop.New", "2", "2", "--force", "--acl", aclFlag), ExitOK, "1/s burst 1 per client IP -> 2/s burst 2"},

@@ -43,6 +43,12 @@ const (
 // connectTimeout bounds the wait for a ZooKeeper session.
 const connectTimeout = 10 * time.Second
 
+// sessionTimeout is the session timeout ctl asks for. It also bounds the
+// wait for a server's answer to the connect handshake: half of
+// connectTimeout, so that a server that never answers (not ZooKeeper) is
+// named in the error before connectTimeout ends the wait.
+const sessionTimeout = connectTimeout / 2
+
 const usage = `usage: yrpcc ctl [-zk HOST:PORT[,HOST:PORT...]] [-root PATH] [--auth digest:USER:PASSWORD] [--zk-tls-* ...] COMMAND ...
 
 Governance of yrpc services in ZooKeeper (-zk defaults to $YRPC_ZK, else ` + DefaultServer + `).
@@ -356,8 +362,14 @@ func (c *cli) registryOptions(f cmdFlags) (zkreg.Options, error) {
 		if s = strings.TrimSpace(s); s != "" {
 			servers = append(servers, s)
 		}
+		if strings.Contains(s, "/") {
+			return zkreg.Options{}, usagef("-zk: %q has a path: want HOST:PORT (ZooKeeper chroots are not supported: give yrpc's whole path with -root)", s)
+		}
 	}
-	o := zkreg.Options{Servers: servers, Root: c.root, FailFast: true}
+	o := zkreg.Options{Servers: servers, Root: c.root, SessionTimeout: sessionTimeout, FailFast: true}
+	if err := zkreg.CheckRoot(c.root); err != nil {
+		return o, usagef("-root: %v", err)
+	}
 	auth, authFrom := c.setting(f.auth, "--auth", EnvAuth)
 	acl, aclFrom := c.setting(f.acl, "--acl", EnvACL)
 	var err error

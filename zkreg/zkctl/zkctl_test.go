@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -60,10 +61,20 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--acl", "operators=ops:pw", "ls"}, ExitUsage, "--acl: zkreg: roles: operators"},
 		{[]string{"limit", "a.B", "on"}, ExitUsage, "want RATE BURST or off"},
 		{[]string{"limit", "a.B", "0", "1"}, ExitUsage, "bad rate"},
+		{[]string{"limit", "a.B", "NaN", "1"}, ExitUsage, `bad rate "NaN" (want a finite number > 0)`},
+		{[]string{"limit", "a.B", "+Inf", "1"}, ExitUsage, `bad rate "+Inf" (want a finite number > 0)`},
 		{[]string{"mock", "a.B", "Get", "fail", "Nope"}, ExitUsage, "bad code"},
 		{[]string{"mock", "a.B", "Get", "value-hex", "zz"}, ExitUsage, "bad hex"},
 		{[]string{"mock", "a.B", "Get", "explode"}, ExitUsage, "unknown action"},
 		{[]string{"mock", "a.B", "Get", "empty", "--force=maybe"}, ExitUsage, "invalid boolean value"},
+		{[]string{"weight", "a.B", "", "5", "--force"}, ExitUsage, "weight: empty ADDR"},
+		{[]string{"drain", "a.B", " ", "--force"}, ExitUsage, "drain: empty ADDR"},
+		{[]string{"drain", "", "x:1", "--force"}, ExitUsage, "drain: empty SERVICE"},
+		{[]string{"mock", "a.B", "", "empty", "--force"}, ExitUsage, "mock: empty METHOD"},
+		{[]string{"-root", "yrpc", "ls"}, ExitUsage, `-root: zkreg: root "yrpc" does not start with /`},
+		{[]string{"-root", "/a/../b", "drain", "a.B", "x:1"}, ExitUsage, `-root: zkreg: bad root "/a/../b"`},
+		{[]string{"-zk", "127.0.0.1:1/yrpc", "ls"}, ExitUsage, `-zk: "127.0.0.1:1/yrpc" has a path: want HOST:PORT`},
+		{[]string{"-root", "/zookeeper", "limit", "a.B", "1", "1", "--force"}, ExitUsage, `-root: zkreg: root "/zookeeper" is in ZooKeeper's own tree, /zookeeper`},
 		{[]string{"ls", "--help"}, ExitOK, ""},
 	}
 	for _, tc := range tests {
@@ -92,6 +103,43 @@ func TestUnreachable(t *testing.T) {
 		if code != ExitError || !strings.Contains(errb.String(), want) {
 			t.Errorf("Run = %d, %q; want %q", code, errb.String(), want)
 		}
+	}
+}
+
+// TestNotZooKeeper: a server that accepts the connection but never
+// answers ZooKeeper's handshake is named in the error, before the connect
+// timeout.
+func TestNotZooKeeper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the handshake timeout")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan net.Conn, 16)
+	go func() { // accepts and holds connections, never answers
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				close(held)
+				return
+			}
+			held <- c
+		}
+	}()
+	defer func() {
+		ln.Close()
+		for c := range held {
+			c.Close()
+		}
+	}()
+	addr := ln.Addr().String()
+	start := time.Now()
+	code, _, errs := ctl(t, addr, "/x", "ls")
+	t.Logf("after %v: %s", time.Since(start).Round(time.Millisecond), errs)
+	if want := "last attempt: " + addr + ": no answer to the ZooKeeper handshake within 5s"; code != ExitError || !strings.Contains(errs, want) {
+		t.Errorf("ctl ls against a silent server = %d, %q; want %q", code, errs, want)
 	}
 }
 
@@ -164,8 +212,20 @@ func TestAgainstZooKeeper(t *testing.T) {
 		}
 	}
 
-	if code, out, _ := ctl(t, zk, root, "ls", "other.Service"); code != ExitOK || out != "no services\n" {
-		t.Errorf("ls other.Service = %d, %q", code, out)
+	// An empty listing names the root it read, and a service that is not
+	// there the close matches, so that a typo or a wrong -root shows.
+	for _, tc := range []struct {
+		root string
+		args []string
+		want string
+	}{
+		{root, []string{"ls", "other.Service"}, `no service "other.Service" under ` + root + `; known: "users.Users"` + "\n"},
+		{root, []string{"ls", "users.Userz"}, `no service "users.Userz" under ` + root + `; did you mean "users.Users"?` + "\n"},
+		{root + "-typo", []string{"ls"}, "no services under " + root + "-typo\n"},
+	} {
+		if code, out, errs := ctl(t, zk, tc.root, tc.args...); code != ExitOK || out != tc.want {
+			t.Errorf("-root %s %q = %d, %q, %q; want %q", tc.root, tc.args, code, out, errs, tc.want)
+		}
 	}
 	code, out, _ = ctl(t, zk, root, "ls", "--json", "users.Users")
 	var got []jsonKey
