@@ -284,6 +284,40 @@ func TestStreamConnectionLoss(t *testing.T) {
 	}
 }
 
+// Closing the client ends its open streams with ErrClientClosed, and a
+// stream or call made after Close fails with it too: the closed client
+// dials no new connection (it used to, reaching the handler on a
+// connection nothing would close).
+func TestStreamAfterClientClose(t *testing.T) {
+	e := newStreamEnv(t, nil)
+	open, err := stream(ctxT(t), e.cli, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open.Send(&msg{S: "block"})
+	<-e.feed.started
+	e.cli.Close()
+	if _, err := open.Recv(); !errors.Is(err, rt.ErrClientClosed) {
+		t.Fatalf("open stream after Close: %v, want ErrClientClosed", err)
+	}
+	<-e.feed.ended
+	if s, err := stream(ctxT(t), e.cli, 2); !errors.Is(err, rt.ErrClientClosed) {
+		if err == nil {
+			s.Send(&msg{S: "late"})
+			_, err = s.Recv()
+		}
+		t.Fatalf("NewStream after Close opened a stream (it ended with %v), want ErrClientClosed", err)
+	}
+	if _, err := call(ctxT(t), e.cli, &testDesc, 0, "x"); !errors.Is(err, rt.ErrClientClosed) {
+		t.Fatalf("call after Close: %v, want ErrClientClosed", err)
+	}
+	select {
+	case first := <-e.feed.started:
+		t.Fatalf("a handler ran after Close, first message %q", first)
+	default:
+	}
+}
+
 // A thousand streams at once on one connection. (Under -race on a loaded
 // 2-core machine they take over 10 s: the streams have 2 minutes.)
 func TestThousandConcurrentStreams(t *testing.T) {
