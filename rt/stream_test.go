@@ -284,6 +284,36 @@ func TestStreamConnectionLoss(t *testing.T) {
 	}
 }
 
+// NewStream with a context already canceled (or past its deadline) fails
+// with Canceled (DeadlineExceeded) and opens nothing, as a unary call
+// does, also once the client has a connection to the provider.
+func TestStreamOpenWithContextDone(t *testing.T) {
+	e := newStreamEnv(t, nil)
+	warm, err := stream(ctxT(t), e.cli, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm.Send(&msg{S: "a"})
+	if _, err := warm.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	canceled, cancel := context.WithCancel(ctxT(t))
+	cancel()
+	late, cancel := context.WithDeadline(ctxT(t), time.Now().Add(-time.Second))
+	defer cancel()
+	for _, c := range []struct {
+		ctx  context.Context
+		want rt.Code
+	}{{canceled, rt.Canceled}, {late, rt.DeadlineExceeded}} {
+		if s, err := stream(c.ctx, e.cli, 2); rt.CodeOf(err) != c.want {
+			if err == nil {
+				s.CloseSend()
+			}
+			t.Errorf("NewStream with its context done: stream %v, err %v; want %v", s != nil, err, c.want)
+		}
+	}
+}
+
 // Closing the client ends its open streams with ErrClientClosed, and a
 // stream or call made after Close fails with it too: the closed client
 // dials no new connection (it used to, reaching the handler on a
