@@ -321,6 +321,11 @@ func (s *clientStream) SendMsg(m Message) error {
 	if m == nil {
 		return nilMessage(s.info.Method.FullName)
 	}
+	if err := s.ctx.Err(); err != nil {
+		// The caller gave up: the stream is being reset (the context's
+		// watch may not have run yet), so the message would be lost.
+		return ctxError(err, s.info.Method.FullName)
+	}
 	t := s.try()
 	if s.tries > 1 {
 		s.mu.Lock()

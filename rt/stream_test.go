@@ -566,3 +566,20 @@ func TestRecvAfterCancel(t *testing.T) {
 		}
 	}
 }
+
+// Send right after the stream's context is canceled fails with Canceled,
+// as Recv does, rather than report a message sent that the reset loses.
+func TestSendAfterCancel(t *testing.T) {
+	e := newStreamEnv(t, nil)
+	for i := range 50 {
+		ctx, cancel := context.WithCancel(ctxT(t))
+		s, err := stream(ctx, e.cli, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if err := s.Send(&msg{S: "late"}); rt.CodeOf(err) != rt.Canceled {
+			t.Fatalf("stream %d: Send after the cancel = %v; want Canceled", i, err)
+		}
+	}
+}
