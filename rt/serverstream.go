@@ -44,6 +44,8 @@ func (ss *serverStream) SendMsg(m Message) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, errHandlerReturned):
+		return ss.afterReturn("SendMsg")
 	case errors.Is(err, stream.ErrCanceled):
 		return ctxError(ss.ctx.Err(), ss.me.info.Method.FullName)
 	case errors.Is(err, stream.ErrTooLarge):
@@ -71,6 +73,8 @@ func (ss *serverStream) RecvMsg(m Message) error {
 		return nil
 	case err == io.EOF:
 		return err
+	case errors.Is(err, errHandlerReturned):
+		return ss.afterReturn("RecvMsg")
 	case errors.Is(err, stream.ErrCanceled):
 		return ctxError(ss.ctx.Err(), ss.me.info.Method.FullName)
 	}
@@ -162,12 +166,19 @@ func (ss *serverStream) run() {
 	if over {
 		return // reset by the client, or the connection is gone
 	}
-	ss.s.End(errStreamOver, errStreamOver)
+	ss.s.End(errHandlerReturned, errHandlerReturned)
 	c.closeStream(ss.id, err, trailer)
 }
 
-// errStreamOver is what Send and Recv return after the handler returned.
-var errStreamOver = &Error{Code: FailedPrecondition, Message: "stream: the handler has returned"}
+// errHandlerReturned is what Send and Recv return after the handler
+// returned; SendMsg and RecvMsg turn it into an error naming the method.
+var errHandlerReturned = errors.New("the handler has returned")
+
+// afterReturn is the error of SendMsg or RecvMsg (op) on a stream whose
+// handler returned (a goroutine of the handler's that kept it).
+func (ss *serverStream) afterReturn(op string) error {
+	return Errorf(FailedPrecondition, "%s: %s after the stream's handler returned", ss.me.info.Method.FullName, op)
+}
 
 // serve runs the handler, turning a panic into an Internal error.
 func (ss *serverStream) serve() (err error) {

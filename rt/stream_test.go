@@ -583,3 +583,47 @@ func TestSendAfterCancel(t *testing.T) {
 		}
 	}
 }
+
+// A handler that leaves its stream to a goroutine and returns: the
+// goroutine's SendMsg and RecvMsg fail with FailedPrecondition naming the
+// method (they used to say only "stream: the handler has returned"), and
+// the client gets none of it.
+func TestServerStreamUsedAfterReturn(t *testing.T) {
+	kept := make(chan rt.ServerStreamer, 1)
+	desc := rt.ServiceDesc{
+		Name: "test.Kept",
+		Methods: []rt.MethodDesc{{
+			Name: "Keep", FullName: "test.Kept/Keep", ID: 0x3201, Stream: rt.BidiStreaming,
+			NewRequest:  func() rt.Message { return new(msg) },
+			NewResponse: func() rt.Message { return new(msg) },
+			HandleStream: func(_ any, ss rt.ServerStreamer) error {
+				kept <- ss
+				return nil
+			},
+		}},
+		MethodIndex: func(id uint32) int {
+			if id == 0x3201 {
+				return 0
+			}
+			return -1
+		},
+	}
+	e := newEnvWith(t, func(s *rt.Server) { s.RegisterService(&desc, struct{}{}) }, nil)
+	cs, err := e.cli.NewStream(ctxT(t), &desc, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m msg
+	if err := cs.RecvMsg(&m); err != io.EOF {
+		t.Fatalf("client RecvMsg = %v, want io.EOF", err)
+	}
+	ss := <-kept
+	for op, err := range map[string]error{"SendMsg": ss.SendMsg(&msg{S: "late"}), "RecvMsg": ss.RecvMsg(&m)} {
+		if rt.CodeOf(err) != rt.FailedPrecondition || !strings.Contains(err.Error(), "test.Kept/Keep: "+op) {
+			t.Errorf("%s after the handler returned = %v; want FailedPrecondition naming the method and %s", op, err, op)
+		}
+	}
+	if err := cs.RecvMsg(&m); err != io.EOF {
+		t.Fatalf("client RecvMsg after the late SendMsg = %v, want io.EOF", err)
+	}
+}
