@@ -158,6 +158,11 @@ func (ss *serverStream) run() {
 	over, trailer := ss.over, ss.trailer
 	ss.over = true
 	ss.mu.Unlock()
+	if !over {
+		// Before the cancel: a goroutine the handler left using the
+		// stream hears that it returned, not that it was canceled.
+		ss.s.End(errHandlerReturned, errHandlerReturned)
+	}
 	ss.ctx.cancel(context.Canceled)
 	c.mu.Lock()
 	delete(c.streams, ss.id)
@@ -166,7 +171,6 @@ func (ss *serverStream) run() {
 	if over {
 		return // reset by the client, or the connection is gone
 	}
-	ss.s.End(errHandlerReturned, errHandlerReturned)
 	c.closeStream(ss.id, err, trailer)
 }
 
