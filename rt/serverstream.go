@@ -151,9 +151,6 @@ func (ss *serverStream) run() {
 		obs.Observe(metrics.Event{Side: metrics.Server, Service: ss.me.info.Service.Name, Method: ss.me.info.Method.Name,
 			Code: CodeOf(err).String(), Latency: time.Since(c.srv.made) - ss.arrived})
 	}
-	ss.ctx.mu.Lock()
-	ss.ctx.finished = true
-	ss.ctx.mu.Unlock()
 	ss.mu.Lock()
 	over, trailer := ss.over, ss.trailer
 	ss.over = true
@@ -163,7 +160,12 @@ func (ss *serverStream) run() {
 		// stream hears that it returned, not that it was canceled.
 		ss.s.End(errHandlerReturned, errHandlerReturned)
 	}
-	ss.ctx.cancel(context.Canceled)
+	// A yrpc stream has no response headers: SetResponseMetadata's
+	// pairs go in the trailer (over gRPC they come back as headers or
+	// trailers), ahead of SetTrailer's.
+	if md := ss.ctx.finish(); len(md) > 0 {
+		trailer = append(md, trailer...)
+	}
 	c.mu.Lock()
 	delete(c.streams, ss.id)
 	c.mu.Unlock()

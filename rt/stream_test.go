@@ -627,3 +627,58 @@ func TestServerStreamUsedAfterReturn(t *testing.T) {
 		t.Fatalf("client RecvMsg after the late SendMsg = %v, want io.EOF", err)
 	}
 }
+
+// A stream handler's SetResponseMetadata pairs, set before or after its
+// first message, reach the client's Trailer with SetTrailer's, over yrpc
+// as over gRPC (yrpc used to drop them while SetResponseMetadata
+// reported them kept).
+func TestStreamResponseMetadata(t *testing.T) {
+	set := make(chan [2]bool, 2)
+	desc := rt.ServiceDesc{
+		Name: "test.RespMD",
+		Methods: []rt.MethodDesc{{
+			Name: "Set", FullName: "test.RespMD/Set", ID: 0x3301, Stream: rt.ServerStreaming,
+			NewRequest:  func() rt.Message { return new(msg) },
+			NewResponse: func() rt.Message { return new(msg) },
+			HandleStream: func(_ any, ss rt.ServerStreamer) error {
+				before := rt.SetResponseMetadata(ss.Context(), "h", "1")
+				ss.SetTrailer(rt.MD{"t", "1"})
+				if err := ss.SendMsg(&msg{S: "m"}); err != nil {
+					return err
+				}
+				set <- [2]bool{before, rt.SetResponseMetadata(ss.Context(), "h", "2")}
+				return nil
+			},
+		}},
+		MethodIndex: func(id uint32) int {
+			if id == 0x3301 {
+				return 0
+			}
+			return -1
+		},
+	}
+	register := func(s *rt.Server) { s.RegisterService(&desc, struct{}{}) }
+	yrpc := newEnvWith(t, register, nil).cli
+	srv := rt.NewServer()
+	register(srv)
+	grpc := grpcCli(t, rt.WithAddrs("grpc://"+serve(t, srv)))
+	for name, cli := range map[string]*rt.Client{"yrpc": yrpc, "grpc": grpc} {
+		cs, err := cli.NewStream(ctxT(t), &desc, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &rt.GenericClientStream[msg, msg]{ClientStreamer: cs}
+		s.Send(&msg{})
+		s.CloseSend()
+		if got, err := recvAll(t, s); err != io.EOF || len(got) != 1 {
+			t.Fatalf("%s: %q, %v", name, got, err)
+		}
+		if ok := <-set; !ok[0] || !ok[1] {
+			t.Errorf("%s: SetResponseMetadata before, after the first message: %v", name, ok)
+		}
+		// (gRPC's headers and trailers are maps: no order across keys.)
+		if tr := s.Trailer(); !slices.Equal(tr.Values("h"), []string{"1", "2"}) || !slices.Equal(tr.Values("t"), []string{"1"}) {
+			t.Errorf("%s: trailer %v, want h=1, h=2, t=1", name, tr)
+		}
+	}
+}
