@@ -586,8 +586,10 @@ func TestSendAfterCancel(t *testing.T) {
 
 // A handler that leaves its stream to a goroutine and returns: the
 // goroutine's SendMsg and RecvMsg fail with FailedPrecondition naming the
-// method (they used to say only "stream: the handler has returned"), and
-// the client gets none of it.
+// method and what it did, over yrpc and gRPC (they used to say only
+// "stream: the handler has returned", or over gRPC "context canceled",
+// RecvMsg reading a request body the call had given up), and the client
+// gets none of it.
 func TestServerStreamUsedAfterReturn(t *testing.T) {
 	kept := make(chan rt.ServerStreamer, 1)
 	desc := rt.ServiceDesc{
@@ -608,23 +610,29 @@ func TestServerStreamUsedAfterReturn(t *testing.T) {
 			return -1
 		},
 	}
-	e := newEnvWith(t, func(s *rt.Server) { s.RegisterService(&desc, struct{}{}) }, nil)
-	cs, err := e.cli.NewStream(ctxT(t), &desc, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m msg
-	if err := cs.RecvMsg(&m); err != io.EOF {
-		t.Fatalf("client RecvMsg = %v, want io.EOF", err)
-	}
-	ss := <-kept
-	for op, err := range map[string]error{"SendMsg": ss.SendMsg(&msg{S: "late"}), "RecvMsg": ss.RecvMsg(&m)} {
-		if rt.CodeOf(err) != rt.FailedPrecondition || !strings.Contains(err.Error(), "test.Kept/Keep: "+op) {
-			t.Errorf("%s after the handler returned = %v; want FailedPrecondition naming the method and %s", op, err, op)
+	register := func(s *rt.Server) { s.RegisterService(&desc, struct{}{}) }
+	yrpc := newEnvWith(t, register, nil).cli
+	srv := rt.NewServer()
+	register(srv)
+	grpc := grpcCli(t, rt.WithAddrs("grpc://"+serve(t, srv)))
+	for name, cli := range map[string]*rt.Client{"yrpc": yrpc, "grpc": grpc} {
+		cs, err := cli.NewStream(ctxT(t), &desc, 0)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if err := cs.RecvMsg(&m); err != io.EOF {
-		t.Fatalf("client RecvMsg after the late SendMsg = %v, want io.EOF", err)
+		var m msg
+		if err := cs.RecvMsg(&m); err != io.EOF {
+			t.Fatalf("%s: client RecvMsg = %v, want io.EOF", name, err)
+		}
+		ss := <-kept
+		for op, err := range map[string]error{"SendMsg": ss.SendMsg(&msg{S: "late"}), "RecvMsg": ss.RecvMsg(&m)} {
+			if rt.CodeOf(err) != rt.FailedPrecondition || !strings.Contains(err.Error(), "test.Kept/Keep: "+op) {
+				t.Errorf("%s: %s after the handler returned = %v; want FailedPrecondition naming the method and %s", name, op, err, op)
+			}
+		}
+		if err := cs.RecvMsg(&m); err != io.EOF {
+			t.Fatalf("%s: client RecvMsg after the late SendMsg = %v, want io.EOF", name, err)
+		}
 	}
 }
 
