@@ -60,6 +60,11 @@ func (c *Client) openStream(ctx context.Context, st *svcState, info *CallInfo, o
 // newClientStream resolves the stream's providers and opens it on one.
 func (c *Client) newClientStream(ctx context.Context, st *svcState, info *CallInfo, o *callOptions, start time.Time) (*clientStream, error) {
 	m := info.Method
+	if err := ctx.Err(); err != nil {
+		// The caller gave up already: opening would start the handler
+		// only for the reset that follows, as a unary call would not.
+		return nil, ctxError(err, m.FullName)
+	}
 	if lim := st.limits[info.Index]; lim != nil && !lim.Allow(start) { // per stream opened, as per call
 		return nil, Errorf(ResourceExhausted, "%s: the client's rate limit for the method is exceeded (not sent)", m.FullName)
 	}
@@ -315,6 +320,11 @@ func (s *clientStream) Context() context.Context { return s.ctx }
 func (s *clientStream) SendMsg(m Message) error {
 	if m == nil {
 		return nilMessage(s.info.Method.FullName)
+	}
+	if err := s.ctx.Err(); err != nil {
+		// The caller gave up: the stream is being reset (the context's
+		// watch may not have run yet), so the message would be lost.
+		return ctxError(err, s.info.Method.FullName)
 	}
 	t := s.try()
 	if s.tries > 1 {

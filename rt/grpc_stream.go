@@ -63,6 +63,12 @@ func (gc *grpcCall) RecvMsg(m Message) error {
 	if m == nil {
 		return nilMessage(gc.sc.me.info.Method.FullName)
 	}
+	gc.sendMu.Lock()
+	ended := gc.ended
+	gc.sendMu.Unlock()
+	if ended { // else the closed request body says only "context canceled"
+		return Errorf(FailedPrecondition, "%s: RecvMsg after the stream's handler returned", gc.sc.me.info.Method.FullName)
+	}
 	return gc.recv(m, true)
 }
 
@@ -83,11 +89,11 @@ func (gc *grpcCall) SendMsg(m Message) error {
 	gc.sendMu.Lock()
 	defer gc.sendMu.Unlock()
 	name := gc.sc.me.info.Method.FullName
+	if gc.ended { // first: the handler's return canceled the context too
+		return Errorf(FailedPrecondition, "%s: SendMsg after the stream's handler returned", name)
+	}
 	if err := gc.sc.ctx.Err(); err != nil {
 		return &Error{Code: CodeOf(err), Message: name + ": " + err.Error(), Cause: err}
-	}
-	if gc.ended {
-		return Errorf(FailedPrecondition, "%s: SendMsg after the stream ended", name)
 	}
 	o := &gc.out
 	*o = grpcOut{headers: !gc.headerSent}

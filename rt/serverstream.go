@@ -44,6 +44,8 @@ func (ss *serverStream) SendMsg(m Message) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, errHandlerReturned):
+		return ss.afterReturn("SendMsg")
 	case errors.Is(err, stream.ErrCanceled):
 		return ctxError(ss.ctx.Err(), ss.me.info.Method.FullName)
 	case errors.Is(err, stream.ErrTooLarge):
@@ -71,6 +73,8 @@ func (ss *serverStream) RecvMsg(m Message) error {
 		return nil
 	case err == io.EOF:
 		return err
+	case errors.Is(err, errHandlerReturned):
+		return ss.afterReturn("RecvMsg")
 	case errors.Is(err, stream.ErrCanceled):
 		return ctxError(ss.ctx.Err(), ss.me.info.Method.FullName)
 	}
@@ -147,14 +151,21 @@ func (ss *serverStream) run() {
 		obs.Observe(metrics.Event{Side: metrics.Server, Service: ss.me.info.Service.Name, Method: ss.me.info.Method.Name,
 			Code: CodeOf(err).String(), Latency: time.Since(c.srv.made) - ss.arrived})
 	}
-	ss.ctx.mu.Lock()
-	ss.ctx.finished = true
-	ss.ctx.mu.Unlock()
 	ss.mu.Lock()
 	over, trailer := ss.over, ss.trailer
 	ss.over = true
 	ss.mu.Unlock()
-	ss.ctx.cancel(context.Canceled)
+	if !over {
+		// Before the cancel: a goroutine the handler left using the
+		// stream hears that it returned, not that it was canceled.
+		ss.s.End(errHandlerReturned, errHandlerReturned)
+	}
+	// A yrpc stream has no response headers: SetResponseMetadata's
+	// pairs go in the trailer (over gRPC they come back as headers or
+	// trailers), ahead of SetTrailer's.
+	if md := ss.ctx.finish(); len(md) > 0 {
+		trailer = append(md, trailer...)
+	}
 	c.mu.Lock()
 	delete(c.streams, ss.id)
 	c.mu.Unlock()
@@ -162,12 +173,18 @@ func (ss *serverStream) run() {
 	if over {
 		return // reset by the client, or the connection is gone
 	}
-	ss.s.End(errStreamOver, errStreamOver)
 	c.closeStream(ss.id, err, trailer)
 }
 
-// errStreamOver is what Send and Recv return after the handler returned.
-var errStreamOver = &Error{Code: FailedPrecondition, Message: "stream: the handler has returned"}
+// errHandlerReturned is what Send and Recv return after the handler
+// returned; SendMsg and RecvMsg turn it into an error naming the method.
+var errHandlerReturned = errors.New("the handler has returned")
+
+// afterReturn is the error of SendMsg or RecvMsg (op) on a stream whose
+// handler returned (a goroutine of the handler's that kept it).
+func (ss *serverStream) afterReturn(op string) error {
+	return Errorf(FailedPrecondition, "%s: %s after the stream's handler returned", ss.me.info.Method.FullName, op)
+}
 
 // serve runs the handler, turning a panic into an Internal error.
 func (ss *serverStream) serve() (err error) {

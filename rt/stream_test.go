@@ -284,6 +284,70 @@ func TestStreamConnectionLoss(t *testing.T) {
 	}
 }
 
+// NewStream with a context already canceled (or past its deadline) fails
+// with Canceled (DeadlineExceeded) and opens nothing, as a unary call
+// does, also once the client has a connection to the provider.
+func TestStreamOpenWithContextDone(t *testing.T) {
+	e := newStreamEnv(t, nil)
+	warm, err := stream(ctxT(t), e.cli, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm.Send(&msg{S: "a"})
+	if _, err := warm.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	canceled, cancel := context.WithCancel(ctxT(t))
+	cancel()
+	late, cancel := context.WithDeadline(ctxT(t), time.Now().Add(-time.Second))
+	defer cancel()
+	for _, c := range []struct {
+		ctx  context.Context
+		want rt.Code
+	}{{canceled, rt.Canceled}, {late, rt.DeadlineExceeded}} {
+		if s, err := stream(c.ctx, e.cli, 2); rt.CodeOf(err) != c.want {
+			if err == nil {
+				s.CloseSend()
+			}
+			t.Errorf("NewStream with its context done: stream %v, err %v; want %v", s != nil, err, c.want)
+		}
+	}
+}
+
+// Closing the client ends its open streams with ErrClientClosed, and a
+// stream or call made after Close fails with it too: the closed client
+// dials no new connection (it used to, reaching the handler on a
+// connection nothing would close).
+func TestStreamAfterClientClose(t *testing.T) {
+	e := newStreamEnv(t, nil)
+	open, err := stream(ctxT(t), e.cli, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open.Send(&msg{S: "block"})
+	<-e.feed.started
+	e.cli.Close()
+	if _, err := open.Recv(); !errors.Is(err, rt.ErrClientClosed) {
+		t.Fatalf("open stream after Close: %v, want ErrClientClosed", err)
+	}
+	<-e.feed.ended
+	if s, err := stream(ctxT(t), e.cli, 2); !errors.Is(err, rt.ErrClientClosed) {
+		if err == nil {
+			s.Send(&msg{S: "late"})
+			_, err = s.Recv()
+		}
+		t.Fatalf("NewStream after Close opened a stream (it ended with %v), want ErrClientClosed", err)
+	}
+	if _, err := call(ctxT(t), e.cli, &testDesc, 0, "x"); !errors.Is(err, rt.ErrClientClosed) {
+		t.Fatalf("call after Close: %v, want ErrClientClosed", err)
+	}
+	select {
+	case first := <-e.feed.started:
+		t.Fatalf("a handler ran after Close, first message %q", first)
+	default:
+	}
+}
+
 // A thousand streams at once on one connection. (Under -race on a loaded
 // 2-core machine they take over 10 s: the streams have 2 minutes.)
 func TestThousandConcurrentStreams(t *testing.T) {
@@ -499,6 +563,130 @@ func TestRecvAfterCancel(t *testing.T) {
 		cancel()
 		if m, err := s.Recv(); rt.CodeOf(err) != rt.Canceled {
 			t.Fatalf("stream %d: Recv after the cancel = %v, %v; want Canceled", i, m, err)
+		}
+	}
+}
+
+// Send right after the stream's context is canceled fails with Canceled,
+// as Recv does, rather than report a message sent that the reset loses.
+func TestSendAfterCancel(t *testing.T) {
+	e := newStreamEnv(t, nil)
+	for i := range 50 {
+		ctx, cancel := context.WithCancel(ctxT(t))
+		s, err := stream(ctx, e.cli, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if err := s.Send(&msg{S: "late"}); rt.CodeOf(err) != rt.Canceled {
+			t.Fatalf("stream %d: Send after the cancel = %v; want Canceled", i, err)
+		}
+	}
+}
+
+// A handler that leaves its stream to a goroutine and returns: the
+// goroutine's SendMsg and RecvMsg fail with FailedPrecondition naming the
+// method and what it did, over yrpc and gRPC (they used to say only
+// "stream: the handler has returned", or over gRPC "context canceled",
+// RecvMsg reading a request body the call had given up), and the client
+// gets none of it.
+func TestServerStreamUsedAfterReturn(t *testing.T) {
+	kept := make(chan rt.ServerStreamer, 1)
+	desc := rt.ServiceDesc{
+		Name: "test.Kept",
+		Methods: []rt.MethodDesc{{
+			Name: "Keep", FullName: "test.Kept/Keep", ID: 0x3201, Stream: rt.BidiStreaming,
+			NewRequest:  func() rt.Message { return new(msg) },
+			NewResponse: func() rt.Message { return new(msg) },
+			HandleStream: func(_ any, ss rt.ServerStreamer) error {
+				kept <- ss
+				return nil
+			},
+		}},
+		MethodIndex: func(id uint32) int {
+			if id == 0x3201 {
+				return 0
+			}
+			return -1
+		},
+	}
+	register := func(s *rt.Server) { s.RegisterService(&desc, struct{}{}) }
+	yrpc := newEnvWith(t, register, nil).cli
+	srv := rt.NewServer()
+	register(srv)
+	grpc := grpcCli(t, rt.WithAddrs("grpc://"+serve(t, srv)))
+	for name, cli := range map[string]*rt.Client{"yrpc": yrpc, "grpc": grpc} {
+		cs, err := cli.NewStream(ctxT(t), &desc, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m msg
+		if err := cs.RecvMsg(&m); err != io.EOF {
+			t.Fatalf("%s: client RecvMsg = %v, want io.EOF", name, err)
+		}
+		ss := <-kept
+		for op, err := range map[string]error{"SendMsg": ss.SendMsg(&msg{S: "late"}), "RecvMsg": ss.RecvMsg(&m)} {
+			if rt.CodeOf(err) != rt.FailedPrecondition || !strings.Contains(err.Error(), "test.Kept/Keep: "+op) {
+				t.Errorf("%s: %s after the handler returned = %v; want FailedPrecondition naming the method and %s", name, op, err, op)
+			}
+		}
+		if err := cs.RecvMsg(&m); err != io.EOF {
+			t.Fatalf("%s: client RecvMsg after the late SendMsg = %v, want io.EOF", name, err)
+		}
+	}
+}
+
+// A stream handler's SetResponseMetadata pairs, set before or after its
+// first message, reach the client's Trailer with SetTrailer's, over yrpc
+// as over gRPC (yrpc used to drop them while SetResponseMetadata
+// reported them kept).
+func TestStreamResponseMetadata(t *testing.T) {
+	set := make(chan [2]bool, 2)
+	desc := rt.ServiceDesc{
+		Name: "test.RespMD",
+		Methods: []rt.MethodDesc{{
+			Name: "Set", FullName: "test.RespMD/Set", ID: 0x3301, Stream: rt.ServerStreaming,
+			NewRequest:  func() rt.Message { return new(msg) },
+			NewResponse: func() rt.Message { return new(msg) },
+			HandleStream: func(_ any, ss rt.ServerStreamer) error {
+				before := rt.SetResponseMetadata(ss.Context(), "h", "1")
+				ss.SetTrailer(rt.MD{"t", "1"})
+				if err := ss.SendMsg(&msg{S: "m"}); err != nil {
+					return err
+				}
+				set <- [2]bool{before, rt.SetResponseMetadata(ss.Context(), "h", "2")}
+				return nil
+			},
+		}},
+		MethodIndex: func(id uint32) int {
+			if id == 0x3301 {
+				return 0
+			}
+			return -1
+		},
+	}
+	register := func(s *rt.Server) { s.RegisterService(&desc, struct{}{}) }
+	yrpc := newEnvWith(t, register, nil).cli
+	srv := rt.NewServer()
+	register(srv)
+	grpc := grpcCli(t, rt.WithAddrs("grpc://"+serve(t, srv)))
+	for name, cli := range map[string]*rt.Client{"yrpc": yrpc, "grpc": grpc} {
+		cs, err := cli.NewStream(ctxT(t), &desc, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &rt.GenericClientStream[msg, msg]{ClientStreamer: cs}
+		s.Send(&msg{})
+		s.CloseSend()
+		if got, err := recvAll(t, s); err != io.EOF || len(got) != 1 {
+			t.Fatalf("%s: %q, %v", name, got, err)
+		}
+		if ok := <-set; !ok[0] || !ok[1] {
+			t.Errorf("%s: SetResponseMetadata before, after the first message: %v", name, ok)
+		}
+		// (gRPC's headers and trailers are maps: no order across keys.)
+		if tr := s.Trailer(); !slices.Equal(tr.Values("h"), []string{"1", "2"}) || !slices.Equal(tr.Values("t"), []string{"1"}) {
+			t.Errorf("%s: trailer %v, want h=1, h=2, t=1", name, tr)
 		}
 	}
 }

@@ -17,6 +17,9 @@ type Pool struct {
 	cfg   *Config
 	next  atomic.Uint32
 	slots []connSlot
+	// closed is Close's error: once set, Get dials no more (a closed
+	// client's endpoints still hold their pools).
+	closed atomic.Pointer[error]
 }
 
 type connSlot struct {
@@ -56,6 +59,10 @@ func (p *Pool) Get(ctx context.Context) (*Conn, error) {
 			s.mu.Unlock()
 			return c, nil
 		}
+		if err := p.closed.Load(); err != nil {
+			s.mu.Unlock()
+			return nil, &NotSent{Err: *err}
+		}
 		if s.dialing != nil {
 			ch := s.dialing
 			s.mu.Unlock()
@@ -93,6 +100,12 @@ func (p *Pool) Get(ctx context.Context) (*Conn, error) {
 			s.mu.Unlock()
 			return nil, &NotSent{Err: &Error{Code: Unavailable, Message: fmt.Sprintf("connect to %s: %v", p.addr, err), Cause: err}}
 		}
+		if cerr := p.closed.Load(); cerr != nil {
+			// Closed while dialing: Close did not see this connection.
+			s.mu.Unlock()
+			c.fail(*cerr)
+			return nil, &NotSent{Err: *cerr}
+		}
 		if old := s.conn; old != nil {
 			old.retire()
 			if old.retiredIdle() {
@@ -119,8 +132,10 @@ func (p *Pool) Each(f func(*Conn)) {
 	}
 }
 
-// Close fails every connection of the pool with err.
+// Close fails every connection of the pool with err; Get fails with err
+// from now on instead of dialing again.
 func (p *Pool) Close(err error) {
+	p.closed.CompareAndSwap(nil, &err)
 	p.Each(func(c *Conn) { c.fail(err) })
 }
 

@@ -139,7 +139,8 @@ var ErrCanceled = errors.New("stream: context done")
 
 // Send sends m as the next message, waiting for credit on the stream and
 // on the connection. It returns the stream's send error once it is over,
-// or ErrCanceled, or the writer's error.
+// or ErrCanceled once the stream's context ended (with credit or not),
+// or the writer's error.
 func (s *Stream) Send(m Message) error {
 	size := m.Size()
 	if s.max > 0 && size > s.max {
@@ -159,6 +160,12 @@ func (s *Stream) Send(m Message) error {
 		}
 		streamOpen := s.send.Open()
 		s.mu.Unlock()
+		if s.ctx.Err() != nil {
+			// Past the deadline, or canceled, while no one has ended the
+			// stream yet: the peer gave up on it, so the message would be
+			// lost while the sender believed it sent.
+			return ErrCanceled
+		}
 		c := s.c
 		c.mu.Lock()
 		if err := c.failed; err != nil {

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"testing"
@@ -86,5 +87,35 @@ func TestQueueKeepsOrder(t *testing.T) {
 	}
 	if got != sent {
 		t.Fatalf("%d of %d messages received", got, sent)
+	}
+}
+
+// Send fails with ErrCanceled once the stream's context ended, even with
+// credit to send: a handler past its deadline, whose client has not reset
+// the stream yet, used to hear its message sent while no one would read
+// it.
+func TestSendAfterContextEnds(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	go io.Copy(io.Discard, b)
+	w := sock.NewWriter(a, sock.WriterOptions{})
+	defer w.Close(net.ErrClosed)
+	c := NewConn(w, wire.Settings{}, wire.Settings{})
+	ctx, cancel := context.WithCancel(context.Background())
+	s := New(c, 1, ctx, 0)
+	defer s.Leave()
+	if err := s.Send(&rawMsg{b: []byte("before")}); err != nil {
+		t.Fatalf("Send before the cancel: %v", err)
+	}
+	cancel()
+	if err := s.Send(&rawMsg{b: []byte("after")}); err != ErrCanceled {
+		t.Fatalf("Send after the cancel = %v, want ErrCanceled", err)
+	}
+	// The stream's end, once known, says more than the context.
+	over := errors.New("over")
+	s.End(io.EOF, over)
+	if err := s.Send(&rawMsg{b: []byte("ended")}); err != over {
+		t.Fatalf("Send after End = %v, want End's error", err)
 	}
 }
