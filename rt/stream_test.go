@@ -592,30 +592,11 @@ func TestSendAfterCancel(t *testing.T) {
 // gets none of it.
 func TestServerStreamUsedAfterReturn(t *testing.T) {
 	kept := make(chan rt.ServerStreamer, 1)
-	desc := rt.ServiceDesc{
-		Name: "test.Kept",
-		Methods: []rt.MethodDesc{{
-			Name: "Keep", FullName: "test.Kept/Keep", ID: 0x3201, Stream: rt.BidiStreaming,
-			NewRequest:  func() rt.Message { return new(msg) },
-			NewResponse: func() rt.Message { return new(msg) },
-			HandleStream: func(_ any, ss rt.ServerStreamer) error {
-				kept <- ss
-				return nil
-			},
-		}},
-		MethodIndex: func(id uint32) int {
-			if id == 0x3201 {
-				return 0
-			}
-			return -1
-		},
-	}
-	register := func(s *rt.Server) { s.RegisterService(&desc, struct{}{}) }
-	yrpc := newEnvWith(t, register, nil).cli
-	srv := rt.NewServer()
-	register(srv)
-	grpc := grpcCli(t, rt.WithAddrs("grpc://"+serve(t, srv)))
-	for name, cli := range map[string]*rt.Client{"yrpc": yrpc, "grpc": grpc} {
+	desc := oneStream("test.Kept", "Keep", 0x3201, rt.BidiStreaming, func(ss rt.ServerStreamer) error {
+		kept <- ss
+		return nil
+	})
+	for name, cli := range yrpcAndGRPC(t, &desc) {
 		cs, err := cli.NewStream(ctxT(t), &desc, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -642,35 +623,16 @@ func TestServerStreamUsedAfterReturn(t *testing.T) {
 // reported them kept).
 func TestStreamResponseMetadata(t *testing.T) {
 	set := make(chan [2]bool, 2)
-	desc := rt.ServiceDesc{
-		Name: "test.RespMD",
-		Methods: []rt.MethodDesc{{
-			Name: "Set", FullName: "test.RespMD/Set", ID: 0x3301, Stream: rt.ServerStreaming,
-			NewRequest:  func() rt.Message { return new(msg) },
-			NewResponse: func() rt.Message { return new(msg) },
-			HandleStream: func(_ any, ss rt.ServerStreamer) error {
-				before := rt.SetResponseMetadata(ss.Context(), "h", "1")
-				ss.SetTrailer(rt.MD{"t", "1"})
-				if err := ss.SendMsg(&msg{S: "m"}); err != nil {
-					return err
-				}
-				set <- [2]bool{before, rt.SetResponseMetadata(ss.Context(), "h", "2")}
-				return nil
-			},
-		}},
-		MethodIndex: func(id uint32) int {
-			if id == 0x3301 {
-				return 0
-			}
-			return -1
-		},
-	}
-	register := func(s *rt.Server) { s.RegisterService(&desc, struct{}{}) }
-	yrpc := newEnvWith(t, register, nil).cli
-	srv := rt.NewServer()
-	register(srv)
-	grpc := grpcCli(t, rt.WithAddrs("grpc://"+serve(t, srv)))
-	for name, cli := range map[string]*rt.Client{"yrpc": yrpc, "grpc": grpc} {
+	desc := oneStream("test.RespMD", "Set", 0x3301, rt.ServerStreaming, func(ss rt.ServerStreamer) error {
+		before := rt.SetResponseMetadata(ss.Context(), "h", "1")
+		ss.SetTrailer(rt.MD{"t", "1"})
+		if err := ss.SendMsg(&msg{S: "m"}); err != nil {
+			return err
+		}
+		set <- [2]bool{before, rt.SetResponseMetadata(ss.Context(), "h", "2")}
+		return nil
+	})
+	for name, cli := range yrpcAndGRPC(t, &desc) {
 		cs, err := cli.NewStream(ctxT(t), &desc, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -688,5 +650,38 @@ func TestStreamResponseMetadata(t *testing.T) {
 		if tr := s.Trailer(); !slices.Equal(tr.Values("h"), []string{"1", "2"}) || !slices.Equal(tr.Values("t"), []string{"1"}) {
 			t.Errorf("%s: trailer %v, want h=1, h=2, t=1", name, tr)
 		}
+	}
+}
+
+// oneStream is a service of one stream method, service.method with wire
+// ID id, whose handler is h.
+func oneStream(service, method string, id uint32, kind rt.StreamKind, h func(rt.ServerStreamer) error) rt.ServiceDesc {
+	return rt.ServiceDesc{
+		Name: service,
+		Methods: []rt.MethodDesc{{
+			Name: method, FullName: service + "/" + method, ID: id, Stream: kind,
+			NewRequest:   func() rt.Message { return new(msg) },
+			NewResponse:  func() rt.Message { return new(msg) },
+			HandleStream: func(_ any, ss rt.ServerStreamer) error { return h(ss) },
+		}},
+		MethodIndex: func(got uint32) int {
+			if got == id {
+				return 0
+			}
+			return -1
+		},
+	}
+}
+
+// yrpcAndGRPC serves desc on a server of yrpc's protocol and on one whose
+// client speaks gRPC to it, and returns a client of each, by protocol.
+func yrpcAndGRPC(t *testing.T, desc *rt.ServiceDesc) map[string]*rt.Client {
+	t.Helper()
+	register := func(s *rt.Server) { s.RegisterService(desc, struct{}{}) }
+	srv := rt.NewServer()
+	register(srv)
+	return map[string]*rt.Client{
+		"yrpc": newEnvWith(t, register, nil).cli,
+		"grpc": grpcCli(t, rt.WithAddrs("grpc://"+serve(t, srv))),
 	}
 }
