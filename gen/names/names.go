@@ -110,16 +110,11 @@ var (
 // "agent_windows_message"), possibly followed by "_test", or in "_test"
 // (stem+".go" is a test file).
 func FileStem(stem, word string) string {
-	i := strings.IndexByte(stem, '_')
+	i := strings.LastIndexByte(stem, '_')
 	if i < 0 {
 		return stem
 	}
-	parts := strings.Split(stem[i+1:], "_")
-	last := parts[len(parts)-1]
-	if last == "test" {
-		return stem + "_" + word
-	}
-	if knownOS[last] || knownArch[last] {
+	if last := stem[i+1:]; last == "test" || knownOS[last] || knownArch[last] {
 		return stem + "_" + word
 	}
 	return stem
