@@ -384,18 +384,16 @@ func (c *checker) validators(at Problem, mm *msgModel, fm *fieldModel) {
 	}
 }
 
+// fitsInt reports whether f lies in the range of integer kind k (int64's
+// for any other kind). The greatest int64 and uint64 round up to 2^63 and
+// 2^64 as float64s: intBound makes such a bound the kind's greatest value
+// again.
 func fitsInt(k Kind, f float64) bool {
-	switch k {
-	case KindInt32, KindSint32, KindSfixed32:
-		return f >= math.MinInt32 && f <= math.MaxInt32
-	case KindUint32, KindFixed32:
-		return f >= 0 && f <= math.MaxUint32
-	case KindUint64, KindFixed64:
-		// float64(math.MaxUint64) rounds up to 2^64: boundLit makes it
-		// math.MaxUint64 again.
-		return f >= 0 && f <= 1<<64
+	lo, hi, ok := kindRange(k)
+	if !ok {
+		lo, hi = math.MinInt64, math.MaxInt64
 	}
-	return f >= math.MinInt64 && f <= 1<<63 // float64(math.MaxInt64) is 2^63
+	return f >= lo && f <= hi
 }
 
 // markCopies sets copies on every message that holds a string or bytes,
