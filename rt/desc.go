@@ -158,7 +158,9 @@ type MethodPolicy struct {
 }
 
 // RetryPolicy says how often and how fast a method is retried. Tries counts
-// all attempts, the first included; 0 or 1 means no retry.
+// all attempts, the first included: 1 means no retry, and 0 (no Retry in
+// the schema) means 3 attempts for a call that fails over (an idempotent
+// method, or FaultFailover) and 1 for any other.
 type RetryPolicy struct {
 	Tries       int
 	Interval    time.Duration
