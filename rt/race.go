@@ -94,6 +94,11 @@ func (r *racer) launch() {
 		r.results <- &attempt{err: err}
 		return
 	}
+	if err := r.ctx.Err(); err != nil { // the caller is gone: send nothing more
+		ep.br.Release(ticket)
+		r.results <- &attempt{err: ctxError(err, k.info.Method.FullName)}
+		return
+	}
 	r.pi.Tried = append(r.pi.Tried, i)
 	a := &attempt{k: k, ctx: r.ctx, ep: ep, ticket: ticket, n: len(r.pi.Tried), deadline: k.deadline, resp: k.info.Method.NewResponse(), p: conn.NewPending()}
 	go func() {
