@@ -76,3 +76,36 @@ func TestConfigRateLimitNotAboveZeroKeepsTheSchemas(t *testing.T) {
 		t.Errorf("config rate 1 burst 5: %d of 10 calls admitted at once, want 5", got)
 	}
 }
+
+// Changing a service's limit at run time keeps every client's bucket, as
+// limiter.Keyed.SetLimit does: an operator who tunes the limit of a
+// flooded service does not hand every client a fresh burst, and a config
+// snapshot that does not change the limit (a provider joins, an instance
+// is drained) changes nothing — also with a burst of 0, which means a
+// second's worth of calls. Before, every change, and with burst 0 every
+// snapshot, made a new limiter with full buckets.
+func TestConfigRateLimitChangeKeepsBuckets(t *testing.T) {
+	now := time.Now()
+	s, se := limitedEntry(t)
+	s.applyConfig(se, registry.Config{RateLimit: &registry.RateLimit{Rate: 1, Burst: 3}})
+	if got := admitted(se, now, 10); got != 3 {
+		t.Fatalf("burst 3: %d of 10 calls admitted, want 3", got)
+	}
+	// 3 tokens missing of 4: one left.
+	s.applyConfig(se, registry.Config{RateLimit: &registry.RateLimit{Rate: 1, Burst: 4}})
+	if got := admitted(se, now, 10); got != 1 {
+		t.Fatalf("after raising the burst to 4: %d of 10 calls admitted, want 1", got)
+	}
+
+	s, se = limitedEntry(t)
+	cfg := registry.Config{RateLimit: &registry.RateLimit{Rate: 2, Burst: 0}}
+	s.applyConfig(se, cfg)
+	if got := admitted(se, now, 10); got != 2 {
+		t.Fatalf("rate 2, burst 0: %d of 10 calls admitted, want 2", got)
+	}
+	cfg.Instances = map[string]registry.InstanceConfig{"10.0.0.1:7001": {Draining: true}}
+	s.applyConfig(se, cfg)
+	if got := admitted(se, now, 10); got != 0 {
+		t.Fatalf("after a snapshot with the same limit: %d of 10 calls admitted, want 0", got)
+	}
+}

@@ -210,10 +210,15 @@ func (s *Server) applyConfig(se *serviceEntry, cfg registry.Config) {
 		se.limit.Store(nil)
 		return
 	}
-	if cur := se.limit.Load(); cur != nil && cur.same(rate, burst, perApp) {
+	cur := se.limit.Load()
+	switch {
+	case cur != nil && cur.same(rate, burst, perApp):
 		return
+	case cur != nil && cur.perApp == perApp:
+		se.limit.Store(cur.withLimit(rate, burst, s.o.clock.Now()))
+	default:
+		se.limit.Store(newCallLimiter(rate, burst, perApp))
 	}
-	se.limit.Store(newCallLimiter(rate, burst, perApp))
 	s.o.logger.Info("rt: rate limit set", "service", se.key.String(), "rate", rate, "burst", burst, "per_app", perApp)
 }
 
