@@ -78,7 +78,7 @@ func (k *call) applyMock(how string) error {
 	p, resp := &k.mock, k.resp
 	switch p.Action {
 	case MockFail:
-		return &Error{Code: p.Code, Message: p.Message + " (mock)"}
+		return &Error{Code: p.Code, Message: k.info.Method.FullName + ": " + p.Message + " (mock)"}
 	case MockReturnValue:
 		if resp != nil && p.Value != nil {
 			return copyMessage(resp, p.Value())

@@ -47,3 +47,25 @@ func TestConfigMockThatCannotAnswerIsIgnored(t *testing.T) {
 		})
 	}
 }
+
+// A mock's failure names the method it answered for, as the runtime's
+// other errors do: a client calling many methods can tell which one an
+// operator's "maintenance" mock is on.
+func TestMockFailureNamesTheMethod(t *testing.T) {
+	c := newCluster(t, 1)
+	ctx := ctxT(t)
+	if err := c.reg.UpdateConfig(ctx, registry.Key{Service: testDesc.Name}, func(cfg *registry.Config) error {
+		cfg.Mocks = map[string]registry.MockConfig{"Retry": {Force: true, Action: "fail", Code: "Unavailable", Message: "maintenance"}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	until(t, "the mock reaching the client", func() bool {
+		_, err = call(ctx, c.cli, &testDesc, 2, "x")
+		return err != nil
+	})
+	if want := "test.Echo/Retry: maintenance (mock)"; rt.CodeOf(err) != rt.Unavailable || !strings.Contains(err.Error(), want) {
+		t.Fatalf("mocked failure = %v, want Unavailable with %q", err, want)
+	}
+}
