@@ -144,6 +144,12 @@ func (k *call) failover() error {
 			continue
 		}
 		att++
+		if att > 1 && k.ctx.Err() != nil {
+			// The caller is gone: no attempt leaves after its context
+			// ended (it could run on the provider for no one).
+			ep.br.Release(ticket)
+			break
+		}
 		a := &k.a
 		a.ep, a.ticket, a.n, a.start, a.ctx, a.resp = ep, ticket, att, now, k.ctx, k.resp
 		a.deadline = k.deadline
@@ -210,7 +216,7 @@ func (k *call) awaitProvider(n int) (time.Time, bool) {
 	}
 	now := k.c.o.clock.Now()
 	v := k.st.current(now)
-	if v == nil || !k.deadline.IsZero() && !time.Now().Before(k.deadline) {
+	if v == nil || k.ended() {
 		return time.Time{}, false
 	}
 	k.setView(v, now)
@@ -221,7 +227,7 @@ func (k *call) awaitProvider(n int) (time.Time, bool) {
 // retryWait spends the retry budget and waits out the backoff (for
 // attempts that may have run) before the next attempt. It returns the
 // time to go on from (client clock), and false when the call must stop
-// instead.
+// instead: no attempt leaves once the call's context or deadline ended.
 func (k *call) retryWait(notRun bool, ran int) (time.Time, bool) {
 	now := k.a.end
 	// A call that provably did not run adds no load where it failed:
@@ -237,10 +243,13 @@ func (k *call) retryWait(notRun bool, ran int) (time.Time, bool) {
 		}
 		now = k.c.o.clock.Now()
 	}
-	if !k.deadline.IsZero() && !time.Now().Before(k.deadline) {
-		return now, false
-	}
-	return now, true
+	return now, !k.ended()
+}
+
+// ended reports whether the call may send no more attempts: its context
+// is done or its deadline (wall clock) has passed.
+func (k *call) ended() bool {
+	return k.ctx.Err() != nil || !k.deadline.IsZero() && !time.Now().Before(k.deadline)
 }
 
 // sleep waits d on the client's clock; false means the wait would pass

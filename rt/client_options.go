@@ -93,9 +93,9 @@ func WithBalancer(b balance.Builder) ClientOption {
 	return clientOption(func(c *clientConfig) { c.balancer = b })
 }
 
-// WithRetryBudget limits retries to ratio times the recent first attempts
-// plus floor per second (defaults 0.1 and 10), so that a dead cluster does
-// not multiply the load.
+// WithRetryBudget limits retries, hedges included, to ratio times the
+// recent first attempts plus floor per second (defaults 0.1 and 10), so
+// that a dead cluster does not multiply the load.
 func WithRetryBudget(ratio, floor float64) ClientOption {
 	return clientOption(func(c *clientConfig) { c.retryRatio, c.retryFloor = ratio, floor })
 }

@@ -131,8 +131,9 @@
 // failover mode, up to the schema's Retry tries, with backoff and jitter,
 // never past the deadline and within a retry budget (10 % of recent calls
 // plus 10/s by default). Then an on-failure mock, the failsafe mode, or the
-// error. Hedged requests (schema Hedge, idempotent methods) and forking
-// (FaultForking) race attempts on several providers.
+// error. Hedged requests (schema Hedge, idempotent methods; each hedge
+// spends the retry budget) and forking (FaultForking) race attempts on
+// several providers.
 //
 // A connection carries many calls at once, matched by request id; a
 // goroutine that writes while nobody else is writing does the write

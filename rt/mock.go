@@ -41,10 +41,19 @@ func buildMocks(sd *ServiceDesc, cfg registry.Config, log *slog.Logger) []mockRu
 		case "empty", "":
 			r.policy.Action = MockReturnEmpty
 		case "value":
+			// Decoded here once, so that a value that does not decode is
+			// refused with a warning instead of answering every call with
+			// an empty response.
+			if nr := sd.Methods[i].NewResponse; nr != nil {
+				if err := nr().Unmarshal(mc.Value); err != nil {
+					log.Warn("rt: mock with a value that does not decode ignored", "service", sd.Name, "method", name, "err", err)
+					continue
+				}
+			}
 			r.policy.Action = MockReturnValue
 		case "fail":
 			code, err := ParseCode(mc.Code)
-			if err != nil {
+			if err != nil || code == OK { // an OK "failure" would be an error that says OK
 				log.Warn("rt: mock with bad code ignored", "service", sd.Name, "method", name, "code", mc.Code)
 				continue
 			}
@@ -69,7 +78,7 @@ func (k *call) applyMock(how string) error {
 	p, resp := &k.mock, k.resp
 	switch p.Action {
 	case MockFail:
-		return &Error{Code: p.Code, Message: p.Message + " (mock)"}
+		return &Error{Code: p.Code, Message: k.info.Method.FullName + ": " + p.Message + " (mock)"}
 	case MockReturnValue:
 		if resp != nil && p.Value != nil {
 			return copyMessage(resp, p.Value())

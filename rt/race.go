@@ -25,6 +25,8 @@ func (k *call) race(n int, delay time.Duration) error {
 	first := 1
 	if delay == 0 {
 		first = n
+	} else {
+		k.st.budget.request(now) // hedges are retries sent early: see hedge
 	}
 	for range first {
 		r.launch()
@@ -52,12 +54,11 @@ func (k *call) race(n int, delay time.Duration) error {
 			}
 			r.lost(a)
 			if delay > 0 && r.sent < n && r.pending == 0 {
-				r.launch() // the attempt failed before the hedge delay: hedge now
+				r.hedge() // the attempt failed before the hedge delay: hedge now
 			}
 		case <-tick:
 			tick = nil
-			if r.sent < n {
-				r.launch()
+			if r.sent < n && r.hedge() {
 				if r.sent < n {
 					timer.Reset(delay)
 					tick = timer.C
@@ -83,6 +84,20 @@ type racer struct {
 	attemptErr, pickErr error
 }
 
+// hedge launches the next attempt of a hedged call if the retry budget
+// allows it, and reports whether it did. Hedges are retries sent early:
+// without the budget, a method hedged over several tries would multiply
+// the load on a cluster that fails every call, the case the budget is for.
+func (r *racer) hedge() bool {
+	k := r.k
+	if !k.st.budget.retry(k.c.o.clock.Now()) {
+		k.c.o.logger.Debug("rt: retry budget exhausted: no hedge", "method", k.info.Method.FullName)
+		return false
+	}
+	r.launch()
+	return true
+}
+
 // launch picks a provider not tried yet and starts an attempt on it. It
 // always delivers one result: the attempt's or the pick's error.
 func (r *racer) launch() {
@@ -92,6 +107,11 @@ func (r *racer) launch() {
 	ep, i, ticket, err := k.v.pick(&r.pi, r.now, k.info.Method.FullName, k.st.keyName, k.debugLog())
 	if ep == nil {
 		r.results <- &attempt{err: err}
+		return
+	}
+	if err := r.ctx.Err(); err != nil { // the caller is gone: send nothing more
+		ep.br.Release(ticket)
+		r.results <- &attempt{err: ctxError(err, k.info.Method.FullName)}
 		return
 	}
 	r.pi.Tried = append(r.pi.Tried, i)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"syscall"
 	"time"
@@ -189,21 +190,35 @@ func (s *Server) announce(ctx context.Context, lis net.Listener) error {
 }
 
 // applyConfig installs the governance rate limit of se (or the schema's when
-// the config sets none).
+// the config sets none). As registry.Config says, only a rate > 0 overrides
+// the schema's: a config rate of 0, negative, NaN or infinite (which
+// `yrpcc ctl limit` refuses, but the Go API can write) is ignored with a
+// warning, so that it neither lifts the schema's limit nor refuses every
+// call.
 func (s *Server) applyConfig(se *serviceEntry, cfg registry.Config) {
 	s.health.noteConfig(se, cfg)
 	rate, burst, perApp := se.sd.Policy.RateLimit.Rate, se.sd.Policy.RateLimit.Burst, false
 	if rl := cfg.RateLimit; rl != nil {
-		rate, burst, perApp = rl.Rate, rl.Burst, rl.PerApp
+		if rl.Rate > 0 && !math.IsInf(rl.Rate, 1) {
+			rate, burst, perApp = rl.Rate, rl.Burst, rl.PerApp
+		} else {
+			s.o.logger.Warn("rt: governance rate limit ignored: its rate is not a finite number > 0; the schema's applies",
+				"service", se.key.String(), "rate", rl.Rate, "burst", rl.Burst)
+		}
 	}
 	if rate <= 0 {
 		se.limit.Store(nil)
 		return
 	}
-	if cur := se.limit.Load(); cur != nil && cur.same(rate, burst, perApp) {
+	cur := se.limit.Load()
+	switch {
+	case cur != nil && cur.same(rate, burst, perApp):
 		return
+	case cur != nil && cur.perApp == perApp:
+		se.limit.Store(cur.withLimit(rate, burst, s.o.clock.Now()))
+	default:
+		se.limit.Store(newCallLimiter(rate, burst, perApp))
 	}
-	se.limit.Store(newCallLimiter(rate, burst, perApp))
 	s.o.logger.Info("rt: rate limit set", "service", se.key.String(), "rate", rate, "burst", burst, "per_app", perApp)
 }
 
