@@ -98,3 +98,31 @@ func TestH2ConcurrentRequestsOverTheWindow(t *testing.T) {
 		}
 	}
 }
+
+// A response larger than the client's frame size ends with one trailers
+// block, and nothing comes on its stream after END_STREAM (a HEADERS
+// frame on a closed stream is a connection error to strict clients).
+// Before, such answers sent their trailers twice.
+func TestH2LargeAnswerEndsOnce(t *testing.T) {
+	e := newGRPCEnv(t, rt.WithLimits(rt.Limits{MaxCallsPerConn: -1})) // streams' windows of 1 MiB
+	hc := dialH2(t, e.addr)
+	big := strings.Repeat("z", 40<<10) // over the 16 KiB frames, within the windows
+	b := hc.request(nil, 1, "/test.Echo/Echo", false)
+	for body := append(grpcwire.AppendHeader(nil, 0, len(big)), big...); len(body) > 0; {
+		n := min(len(body), h2.MinMaxFrameSize)
+		b = h2.AppendData(b, 1, n == len(body), body[:n])
+		body = body[n:]
+	}
+	hc.write(b)
+	hc.echo(1, big)
+	hc.write(h2.AppendPing(nil, false, [8]byte{4, 2}))
+	for {
+		f := hc.next()
+		if f.Type == h2.FramePing && f.Has(h2.FlagAck) {
+			break
+		}
+		if f.StreamID == 1 {
+			t.Errorf("%s frame (flags %#x) on stream 1 after its end", f.Type, f.Flags)
+		}
+	}
+}
