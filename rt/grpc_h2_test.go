@@ -23,8 +23,12 @@ import (
 func TestH2SettingsAndPing(t *testing.T) {
 	e := newGRPCEnv(t)
 	hc := dialH2(t, e.addr)
-	if got := hc.serverSettings; got[h2.SettingInitialWindowSize] != 1<<20 || got[h2.SettingMaxConcurrentStreams] != rt.DefaultMaxCallsPerConn ||
-		got[h2.SettingMaxHeaderListSize] == 0 {
+	// The streams' initial windows leave room in the connection's for
+	// one more message of the largest size (see
+	// TestH2ConcurrentRequestsOverTheWindow).
+	if got := hc.serverSettings; got[h2.SettingInitialWindowSize] < 1<<10 || got[h2.SettingMaxConcurrentStreams] != rt.DefaultMaxCallsPerConn ||
+		got[h2.SettingMaxHeaderListSize] == 0 ||
+		int(got[h2.SettingInitialWindowSize])*rt.DefaultMaxCallsPerConn+4<<20 > rt.DefaultMaxRequestBytes {
 		t.Errorf("server settings %v", got)
 	}
 	var window uint32
@@ -79,7 +83,10 @@ func TestH2SendFlowControl(t *testing.T) {
 		t.Errorf("after the update: %d more bytes, status %q", len(r.data), r.status())
 	}
 
-	// The connection's window (65,535 until the client grows it).
+	// The connection's window (65,535 until the client grows it). A
+	// server without MAX_CONCURRENT_STREAMS gives each stream a window
+	// of 1 MiB from the start.
+	e = newGRPCEnv(t, rt.WithLimits(rt.Limits{MaxCallsPerConn: -1}))
 	hc = dialH2(t, e.addr, h2.Setting{ID: h2.SettingInitialWindowSize, Val: 1 << 20})
 	huge := strings.Repeat("y", 100<<10)
 	b := hc.request(nil, 1, "/test.Echo/Echo", false)

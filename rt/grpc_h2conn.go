@@ -11,15 +11,19 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/yrpc/yrpc/rt/internal/grpcwire"
 	"github.com/yrpc/yrpc/rt/internal/h2"
 	"github.com/yrpc/yrpc/rt/internal/sock"
 )
 
 // HTTP/2 sizes of the server's connections.
 const (
-	// h2StreamWindow is each stream's receive window
-	// (SETTINGS_INITIAL_WINDOW_SIZE).
+	// h2StreamWindow is the most a stream may send before the server
+	// grants more: SETTINGS_INITIAL_WINDOW_SIZE when no smaller one is
+	// needed (see h2Conn.streamWin), and a stream method's window.
 	h2StreamWindow = 1 << 20
+	// h2MinStreamWindow is the least SETTINGS_INITIAL_WINDOW_SIZE.
+	h2MinStreamWindow = 1 << 10
 	// h2ReadBuffer is the read buffer: a whole frame of the largest
 	// size read (16 KiB) fits, so frames are read in place.
 	h2ReadBuffer = 32 << 10
@@ -43,7 +47,14 @@ const (
 // Request bytes count against the connection's receive window, which is
 // Limits.MaxRequestBytes (at least one message of WithMaxFrameSize), until
 // the call is done with them: the window bounds what a client makes the
-// server hold, instead of stopping the reader.
+// server hold, instead of stopping the reader. So that requests still
+// incomplete can never take all of it (none could then complete), a
+// stream may send only streamWin bytes of its request (the initial
+// window, small enough that MAX_CONCURRENT_STREAMS of them leave room for
+// one message of the largest size) until the server reserves the rest of
+// the window its message needs, which its prefix tells: then it may send
+// the whole message. Reservations are made in the order the prefixes
+// came, while they fit in resvMax; a call's reservation ends with it.
 type h2Conn struct {
 	c   *serverConn
 	g   *grpcServer
@@ -63,9 +74,12 @@ type h2Conn struct {
 	blockBad   bool       // its stream depends on itself
 	scratch    h2.Request // a trailers block's
 	settled    bool       // the client's first SETTINGS came
+	acked      bool       // the client acknowledged the server's SETTINGS
 	started    bool       // a call came: FirstFrameTimeout is over
 	newAwait   []*h2Stream
-	windowSize int // the connection's receive window
+	windowSize int   // the connection's receive window
+	streamWin  int   // a stream's initial receive window
+	resvMax    int64 // what reservations may hold together (see h2Conn)
 
 	inflow h2.Inflow
 	// budget is how many streams the client may still reset before it
@@ -80,6 +94,8 @@ type h2Conn struct {
 	goneAway bool                 // GOAWAY sent
 	timer    *time.Timer          // fails unary calls whose request is late
 	timerAt  time.Time            // when timer fires; zero: stopped
+	resv     int64                // bytes reserved by unary requests
+	resvQ    []*h2Stream          // requests waiting for a reservation, in order
 }
 
 // h2Out is a connection's send side, guarded by its writer's lock.
@@ -110,6 +126,12 @@ func (g *grpcServer) serveH2(c *serverConn, nc net.Conn) {
 		h.windowSize = h2.MaxWindow
 	}
 	h.inflow.Init(h.windowSize)
+	h.streamWin, h.resvMax = h2StreamWindow, int64(h.windowSize)
+	if h.maxStreams > 0 && o.limits.MaxRequestBytes > 0 {
+		per := (h.windowSize - o.maxFrame - grpcwire.HeaderLen) / h.maxStreams
+		h.streamWin = min(h2StreamWindow, max(h2MinStreamWindow, per&^(h2MinStreamWindow-1)))
+		h.resvMax = max(0, int64(h.windowSize-h.maxStreams*h.streamWin))
+	}
 	c.mu.Lock()
 	c.w, c.h2 = h.w, h
 	c.mu.Unlock()
@@ -128,7 +150,7 @@ func (g *grpcServer) serveH2(c *serverConn, nc net.Conn) {
 // preface reads the client's preface and sends the server's: its
 // SETTINGS and the connection window's first update.
 func (h *h2Conn) preface(maxList int) error {
-	settings := []h2.Setting{{ID: h2.SettingInitialWindowSize, Val: h2StreamWindow}, {ID: h2.SettingMaxHeaderListSize, Val: uint32(maxList)}}
+	settings := []h2.Setting{{ID: h2.SettingInitialWindowSize, Val: uint32(h.streamWin)}, {ID: h2.SettingMaxHeaderListSize, Val: uint32(maxList)}}
 	if h.maxStreams > 0 {
 		settings = append(settings, h2.Setting{ID: h2.SettingMaxConcurrentStreams, Val: uint32(h.maxStreams)})
 	}
@@ -271,6 +293,7 @@ func (h *h2Conn) frame(f *h2.Frame) (*h2Stream, error) {
 // onSettings applies the client's settings and acknowledges them.
 func (h *h2Conn) onSettings(f *h2.Frame) error {
 	if f.Has(h2.FlagAck) {
+		h.acked = true
 		return nil
 	}
 	var table, frame, window int64 = -1, -1, -1

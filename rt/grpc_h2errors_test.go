@@ -164,7 +164,9 @@ func TestH2HeadersTooLarge(t *testing.T) {
 // A client that sends past the connection's window (Limits.MaxRequestBytes,
 // or one message more) is sent GOAWAY(FLOW_CONTROL_ERROR).
 func TestH2ConnectionWindowViolation(t *testing.T) {
-	e := newGRPCEnv(t, rt.WithMaxFrameSize(1<<10), rt.WithLimits(rt.Limits{MaxRequestBytes: 1}))
+	// Without MAX_CONCURRENT_STREAMS, the stream's window (1 MiB) is larger
+	// than the connection's.
+	e := newGRPCEnv(t, rt.WithMaxFrameSize(1<<10), rt.WithLimits(rt.Limits{MaxRequestBytes: 1, MaxCallsPerConn: -1}))
 	hc := dialH2(t, e.addr)
 	b := message(hc.request(nil, 1, "/test.Echo/Echo", false), 1, false, "first")
 	for range 5 { // 80 KiB: past the window of 1 KiB + 64 KiB

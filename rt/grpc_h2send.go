@@ -89,7 +89,7 @@ func (h *h2Conn) appendOut(b []byte, st *h2Stream, o *grpcOut) []byte {
 	if o.msg != nil || len(o.body) > 0 {
 		b = h.appendData(b, st, o.msg, o.body)
 	}
-	if o.end && st.pend == nil {
+	if o.end && st.pend == nil && !st.sendEnded { // flushPending may have ended it
 		b = h.finishEnd(b, st)
 	}
 	return b
@@ -276,7 +276,7 @@ func (st *h2Stream) httpError(status int, text string) {
 		b = e.End(st.id, false, h.out.maxFrame)
 		st.endQueued = true
 		b = h.appendData(b, st, nil, []byte(text+"\n"))
-		if st.pend == nil {
+		if st.pend == nil && !st.sendEnded {
 			b = h.finishEnd(b, st)
 		}
 		return b

@@ -1,9 +1,11 @@
 package rt
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +39,9 @@ type h2Stream struct {
 	body      *grpcBuf  // the request message's bytes so far
 	held      int       // request bytes taken from the connection's window
 	gotMsg    bool      // the request message is whole (and being decoded, or decoded)
+	sized     bool      // the message's prefix came: its reservation was asked for, if it needs one
+	resv      int64     // the window reserved beyond the initial one (see h2Conn)
+	queued    bool      // in h.resvQ
 
 	// The decoded request, or why there is none: the reader's until it
 	// hands the call over to be served.
@@ -148,7 +153,14 @@ func (h *h2Conn) accept(st *h2Stream) bool {
 		return false
 	}
 	st.g, st.tr, st.sc.conn, st.mode = h.g, st, c, sock.Held
-	st.inflow.Init(h2StreamWindow)
+	// Until the client acknowledges the server's SETTINGS it may count
+	// on the default initial window (RFC 9113 6.9.2): no more than the
+	// connection's first window in all, so that little goes past
+	// streamWin.
+	st.inflow.Init(h.streamWin)
+	if !h.acked {
+		st.inflow.Init(max(h.streamWin, h2.InitialWindow))
+	}
 	st.recvEnded.Store(h.blockEnd)
 	if r.Method != http.MethodPost {
 		st.httpError(http.StatusMethodNotAllowed, errNotPost)
@@ -199,6 +211,8 @@ func (h *h2Conn) track(st *h2Stream) *h2Stream {
 		st.wake = make(chan struct{}, 1)
 		if st.recvEnded.Load() {
 			st.pipe.close(io.EOF)
+		} else if more := h2StreamWindow - h.streamWin; more > 0 {
+			st.grant(more, sock.Held) // a stream's messages: a window of their own
 		}
 	}
 	h.mu.Lock()
@@ -258,10 +272,7 @@ func (h *h2Conn) onData(f *h2.Frame) (*h2Stream, error) {
 			h.giveBack(len(data), sock.Held) // the handler is done reading
 		}
 	} else {
-		h.unaryData(st, data)
-		if !end {
-			st.consumed(len(data), sock.Held, false) // the connection's window bounds what the call holds
-		}
+		h.unaryData(st, data, end)
 	}
 	if end {
 		return h.endRequest(st), nil
@@ -302,10 +313,19 @@ func (st *h2Stream) consumed(n int, mode sock.WriteMode, conn bool) {
 	}, mode)
 }
 
-// unaryData takes request bytes of a unary call: its message is decoded
-// as soon as it is whole; the bytes after it are dropped. A message over
-// the size limit fails the call at once.
-func (h *h2Conn) unaryData(st *h2Stream, data []byte) {
+// grant gives the client n more bytes of the stream's window at once.
+func (st *h2Stream) grant(n int, mode sock.WriteMode) {
+	st.inflow.Grant(n)
+	_ = st.h.w.Write(func(b []byte) []byte { return h2.AppendWindowUpdate(b, st.id, uint32(n)) }, mode)
+}
+
+// unaryData takes request bytes of a unary call (end: the last): its
+// message is decoded as soon as it is whole; the bytes after it are
+// dropped. A message over the size limit fails the call at once. The
+// stream's window grows by the message's size beyond the initial window
+// once the connection's window has room for it (see h2Conn), and by the
+// bytes after the message as they come.
+func (h *h2Conn) unaryData(st *h2Stream, data []byte, end bool) {
 	h.mu.Lock()
 	if !st.waiting {
 		h.mu.Unlock()
@@ -315,6 +335,9 @@ func (h *h2Conn) unaryData(st *h2Stream, data []byte) {
 	st.held += len(data)
 	if st.gotMsg {
 		h.mu.Unlock()
+		if !end {
+			st.consumed(len(data), sock.Held, false) // the connection's window bounds what the call holds
+		}
 		return
 	}
 	b := data
@@ -336,7 +359,15 @@ func (h *h2Conn) unaryData(st *h2Stream, data []byte) {
 			st.body = h.g.pools.getBuf()
 			st.body.b = append(st.body.b, data...)
 		}
+		more := 0
+		if !st.sized && len(b) >= grpcwire.HeaderLen {
+			st.sized = true
+			more = h.reserve(st, grpcwire.HeaderLen+int(binary.BigEndian.Uint32(b[1:]))-h.streamWin)
+		}
 		h.mu.Unlock()
+		if more > 0 {
+			st.grant(more, sock.Held)
+		}
 		return
 	}
 	// The message is decoded without the lock, which the answers of the
@@ -353,6 +384,50 @@ func (h *h2Conn) unaryData(st *h2Stream, data []byte) {
 	if body != nil {
 		h.g.pools.putBuf(body)
 	}
+}
+
+// reserve asks for n bytes of the connection's window beyond the
+// stream's initial window, for st's message. It returns n when reserved
+// (grant it), else 0: st waits in line, or needs nothing. Called with h.mu
+// held.
+func (h *h2Conn) reserve(st *h2Stream, n int) int {
+	if n <= 0 {
+		return 0
+	}
+	if len(h.resvQ) == 0 && (h.resv == 0 || h.resv+int64(n) <= h.resvMax) {
+		h.resv += int64(n)
+		st.resv = int64(n)
+		return n
+	}
+	st.resv, st.queued = int64(n), true // resv: what it waits for
+	h.resvQ = append(h.resvQ, st)
+	return 0
+}
+
+// release ends st's reservation (or its wait for one; st.resv > 0 either
+// way) and returns the streams in line that are now reserved, to grant.
+// Called with h.mu held.
+func (h *h2Conn) release(st *h2Stream) []*h2Stream {
+	if st.queued {
+		st.queued = false
+		h.resvQ = slices.DeleteFunc(h.resvQ, func(q *h2Stream) bool { return q == st })
+	} else {
+		h.resv -= st.resv
+	}
+	st.resv = 0
+	var next []*h2Stream
+	for len(h.resvQ) > 0 {
+		q := h.resvQ[0]
+		if h.resv > 0 && h.resv+q.resv > h.resvMax {
+			break
+		}
+		h.resvQ[0] = nil
+		h.resvQ = h.resvQ[1:]
+		q.queued = false
+		h.resv += q.resv
+		next = append(next, q)
+	}
+	return next
 }
 
 // dropBody gives the request's buffer back. Called with h.mu held.
@@ -421,8 +496,19 @@ func (st *h2Stream) end() {
 	held := st.held
 	st.held = 0
 	st.dropBody()
+	var next []*h2Stream
+	var grants []int
+	if st.resv > 0 {
+		next = h.release(st)
+		for _, q := range next {
+			grants = append(grants, int(q.resv))
+		}
+	}
 	h.mu.Unlock()
 	h.giveBack(held, sock.Direct)
+	for i, q := range next {
+		q.grant(grants[i], sock.Direct)
+	}
 	if !st.dead.Load() && h.budgetN.Add(1) > h.maxBudget {
 		h.budgetN.Add(-1)
 	}

@@ -62,7 +62,13 @@ import (
 // Limits.MaxRequestBytes (at least one message of WithMaxFrameSize):
 // request bytes count against it until their call is done with them,
 // which bounds what a client makes the server hold without stopping the
-// reader; each stream's window is 1 MiB. A connection that starts no call
+// reader. So that incomplete requests never take all of it (none could
+// then complete), a stream's initial window is small enough that
+// MAX_CONCURRENT_STREAMS of them leave room for one message of
+// WithMaxFrameSize (at most 1 MiB, at least 1 KiB: 11 KiB by default);
+// a unary request larger than that is granted the window its message
+// needs, in the order the messages' prefixes came, as room frees up. A
+// stream method's window is 1 MiB. A connection that starts no call
 // within Limits.FirstFrameTimeout of its first bytes is closed, as is one
 // idle for WithIdleTimeout, one silent for three WithHeartbeat periods (it
 // is pinged after one), and one that takes none of the bytes written to

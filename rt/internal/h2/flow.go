@@ -53,6 +53,14 @@ func (f *Inflow) Add(n int) uint32 {
 	return uint32(u)
 }
 
+// Grant gives the peer n more bytes of credit at once, beyond the
+// window's size (the caller sends the WINDOW_UPDATE of n after it).
+func (f *Inflow) Grant(n int) {
+	if n > 0 {
+		f.avail.Add(int64(n))
+	}
+}
+
 // Avail returns what the peer may still send.
 func (f *Inflow) Avail() int64 { return f.avail.Load() }
 

@@ -1,0 +1,128 @@
+package rt_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/internal/grpcwire"
+	"github.com/yrpc/yrpc/rt/internal/h2"
+)
+
+// Concurrent unary requests that together exceed the connection's
+// window all arrive, however the client interleaves their DATA frames:
+// the server holds each request's bytes until its call ends, so it
+// must never let incomplete requests take the whole window (none could
+// then complete, and every call would wait for Limits.FirstFrameTimeout).
+// The client here sends round-robin, 16 KiB per stream per turn, as
+// grpc-go does, within the windows the server grants.
+func TestH2ConcurrentRequestsOverTheWindow(t *testing.T) {
+	const (
+		maxMsg  = 256 << 10
+		streams = 6
+		size    = 200 << 10 // streams*size is over the 512 KiB window
+	)
+	e := newGRPCEnv(t, rt.WithMaxFrameSize(maxMsg), rt.WithLimits(rt.Limits{MaxRequestBytes: 512 << 10, MaxCallsPerConn: 16, FirstFrameTimeout: 5 * time.Second}))
+	// The client takes all the answers, and sends what the server allows.
+	hc := dialH2(t, e.addr, h2.Setting{ID: h2.SettingInitialWindowSize, Val: 1 << 30})
+	hc.write(h2.AppendWindowUpdate(nil, 0, 1<<30))
+	initial := int(hc.serverSettings[h2.SettingInitialWindowSize])
+	if initial == 0 {
+		initial = h2.InitialWindow
+	}
+	type call struct {
+		id   uint32
+		body []byte // what is left to send
+		win  int    // the stream's send window
+		msg  string
+	}
+	calls := make([]*call, streams)
+	byID := map[uint32]*call{}
+	var b []byte
+	for i := range calls {
+		id := uint32(2*i + 1)
+		m := strings.Repeat(string(rune('a'+i)), size)
+		calls[i] = &call{id: id, body: append(grpcwire.AppendHeader(nil, 0, size), m...), win: initial, msg: m}
+		byID[id] = calls[i]
+		b = hc.request(b, id, "/test.Echo/Echo", false)
+	}
+	hc.write(b)
+	done := map[uint32]*h2Response{}
+	for len(done) < streams {
+		// Send what the windows allow, round-robin.
+		for sent := true; sent; {
+			sent = false
+			for _, c := range calls {
+				n := min(len(c.body), 16<<10, c.win, hc.credit)
+				if n == 0 && len(c.body) > 0 {
+					continue
+				}
+				if c.body == nil {
+					continue
+				}
+				end := n == len(c.body)
+				hc.write(h2.AppendData(nil, c.id, end, c.body[:n]))
+				c.body, c.win, hc.credit = c.body[n:], c.win-n, hc.credit-n
+				if end {
+					c.body = nil
+				}
+				sent = true
+			}
+		}
+		// Then take what the server sends: window updates, answers.
+		f := hc.next()
+		switch {
+		case f.Type == h2.FrameWindowUpdate && f.StreamID == 0:
+			hc.credit += int(f.Increment)
+		case f.Type == h2.FrameWindowUpdate:
+			if c := byID[f.StreamID]; c != nil {
+				c.win += int(f.Increment)
+			}
+		case f.Type == h2.FramePing && !f.Has(h2.FlagAck):
+			hc.write(h2.AppendPing(nil, true, f.PingData))
+		case f.Type == h2.FrameGoAway:
+			t.Fatalf("GOAWAY %s %q", f.ErrCode, f.Data)
+		case f.StreamID != 0:
+			hc.take(f)
+			if r := hc.streams[f.StreamID]; r != nil && r.ended && done[f.StreamID] == nil {
+				done[f.StreamID] = r
+				delete(hc.streams, f.StreamID)
+			}
+		}
+	}
+	for _, c := range calls {
+		r := done[c.id]
+		if got := r.messages(t); r.status() != "0" || len(got) != 1 || got[0] != c.msg {
+			t.Errorf("stream %d: status %q (%s), %d bytes back", c.id, r.status(), r.headers["grpc-message"], len(r.data))
+		}
+	}
+}
+
+// A response larger than the client's frame size ends with one trailers
+// block, and nothing comes on its stream after END_STREAM (a HEADERS
+// frame on a closed stream is a connection error to strict clients).
+// Before, such answers sent their trailers twice.
+func TestH2LargeAnswerEndsOnce(t *testing.T) {
+	e := newGRPCEnv(t, rt.WithLimits(rt.Limits{MaxCallsPerConn: -1})) // streams' windows of 1 MiB
+	hc := dialH2(t, e.addr)
+	big := strings.Repeat("z", 40<<10) // over the 16 KiB frames, within the windows
+	b := hc.request(nil, 1, "/test.Echo/Echo", false)
+	for body := append(grpcwire.AppendHeader(nil, 0, len(big)), big...); len(body) > 0; {
+		n := min(len(body), h2.MinMaxFrameSize)
+		b = h2.AppendData(b, 1, n == len(body), body[:n])
+		body = body[n:]
+	}
+	hc.write(b)
+	hc.echo(1, big)
+	hc.write(h2.AppendPing(nil, false, [8]byte{4, 2}))
+	for {
+		f := hc.next()
+		if f.Type == h2.FramePing && f.Has(h2.FlagAck) {
+			break
+		}
+		if f.StreamID == 1 {
+			t.Errorf("%s frame (flags %#x) on stream 1 after its end", f.Type, f.Flags)
+		}
+	}
+}
