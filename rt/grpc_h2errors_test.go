@@ -154,7 +154,7 @@ func TestH2HeadersTooLarge(t *testing.T) {
 	e := newGRPCEnv(t, rt.WithMaxMetadataSize(1<<10))
 	hc := dialH2(t, e.addr)
 	hc.write(message(hc.request(nil, 1, "/test.Echo/Echo", false, "x-big", strings.Repeat("b", 4<<10)), 1, true, "x"))
-	if r := hc.read(1, nil); r.status() != "8" || !strings.Contains(r.headers["grpc-message"], "WithMaxMetadataSize") {
+	if r := hc.read(1, nil); r.status() != "8" || !strings.Contains(r.headers["grpc-message"], "WithMaxMetadataSize") || !strings.HasPrefix(r.headers["grpc-message"], "test.Echo/Echo: ") {
 		t.Errorf("headers over the limit: %v", r.headers)
 	}
 	hc.write(message(hc.request(nil, 3, "/test.Echo/Echo", false), 3, true, "after"))
@@ -223,4 +223,16 @@ func TestH2WindowAfterEarlyAnswers(t *testing.T) {
 	}
 	hc.write(message(hc.request(nil, 13, "/test.Echo/Echo", false), 13, true, "after"))
 	hc.echo(13, "after")
+}
+
+// A grpc-encoding the server does not take fails the call with
+// Unimplemented, naming the method and saying what it takes.
+func TestH2UnknownEncoding(t *testing.T) {
+	e := newGRPCEnv(t)
+	hc := dialH2(t, e.addr)
+	hc.write(message(hc.request(nil, 1, "/test.Echo/Echo", false, "grpc-encoding", "br"), 1, true, "x"))
+	r := hc.read(1, nil)
+	if r.status() != "12" || !strings.HasPrefix(r.headers["grpc-message"], "test.Echo/Echo: ") || r.headers["grpc-accept-encoding"] == "" {
+		t.Errorf("grpc-encoding br: %v", r.headers)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -173,7 +174,7 @@ func (h *h2Conn) accept(st *h2Stream) bool {
 	}
 	st.web, st.bodyEnd = proto == grpcwire.Web, proto == grpcwire.Web
 	if r.TooLarge {
-		st.fail(Errorf(ResourceExhausted, "request headers exceed the server's limit of %d bytes (WithMaxMetadataSize)", h.s.o.maxMD), nil)
+		st.fail(Errorf(ResourceExhausted, "%s: request headers exceed the server's limit of %d bytes (WithMaxMetadataSize)", strings.TrimPrefix(r.Path, "/"), h.s.o.maxMD), nil)
 		return false
 	}
 	return true

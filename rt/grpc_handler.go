@@ -99,7 +99,7 @@ func (gc *grpcCall) start(rq *grpcRequest) bool {
 	if rq.timeout != "" {
 		d, err := grpcwire.ParseTimeout(rq.timeout)
 		if err != nil {
-			gc.fail(&Error{Code: InvalidArgument, Message: err.Error()}, nil)
+			gc.fail(&Error{Code: InvalidArgument, Message: me.info.Method.FullName + ": " + err.Error()}, nil)
 			return false
 		}
 		deadline = time.Now().Add(d) // wall clock, whatever the server's Clock
@@ -111,10 +111,10 @@ func (gc *grpcCall) start(rq *grpcRequest) bool {
 	case "", "identity":
 	default:
 		gc.acceptEnc = true
-		gc.fail(Errorf(Unimplemented, "grpc-encoding %q is not supported: this server takes gzip and identity", rq.encoding), nil)
+		gc.fail(Errorf(Unimplemented, "%s: grpc-encoding %q is not supported: this server takes gzip and identity", me.info.Method.FullName, rq.encoding), nil)
 		return false
 	}
-	md, err := incomingMD(rq.meta)
+	md, err := incomingMD(me.info.Method.FullName, rq.meta)
 	if err != nil {
 		gc.fail(err, nil)
 		return false
@@ -155,10 +155,11 @@ func (gc *grpcCall) readFrom(body io.Reader) {
 	gc.rd.Reset(body, gc.g.s.o.maxFrame, gc.rbuf.b)
 }
 
-// incomingMD returns the call's metadata from the request fields kv,
-// which it reuses: those of the transport left out, "-bin" values
-// decoded (several in one field, comma-separated, are several values).
-func incomingMD(kv []string) (MD, error) {
+// incomingMD returns the metadata of a call of method from the request
+// fields kv, which it reuses: those of the transport left out, "-bin"
+// values decoded (several in one field, comma-separated, are several
+// values).
+func incomingMD(method string, kv []string) (MD, error) {
 	md, own := MD(kv[:0]), false
 	for i := 0; i+1 < len(kv); i += 2 {
 		key, v := kv[i], kv[i+1]
@@ -168,7 +169,7 @@ func incomingMD(kv []string) (MD, error) {
 			if !strings.Contains(v, ",") {
 				b, err := grpcwire.DecodeBinary(strings.TrimSpace(v))
 				if err != nil {
-					return nil, Errorf(InvalidArgument, "metadata %q: bad base64: %v", key, err)
+					return nil, Errorf(InvalidArgument, "%s: metadata %q: bad base64: %v", method, key, err)
 				}
 				md = append(md, key, b)
 				continue
@@ -179,7 +180,7 @@ func incomingMD(kv []string) (MD, error) {
 			for part := range strings.SplitSeq(v, ",") {
 				b, err := grpcwire.DecodeBinary(strings.TrimSpace(part))
 				if err != nil {
-					return nil, Errorf(InvalidArgument, "metadata %q: bad base64: %v", key, err)
+					return nil, Errorf(InvalidArgument, "%s: metadata %q: bad base64: %v", method, key, err)
 				}
 				md = append(md, key, b)
 			}

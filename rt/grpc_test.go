@@ -109,8 +109,8 @@ func TestGRPCMetadata(t *testing.T) {
 	}
 	// A bad -bin value is refused.
 	r, err = e.g.call(ctxT(t), grpcReq{path: "/grpctest.Probe/Meta", md: md("Trace-Bin", "!!"), msgs: [][]byte{nil}})
-	if err != nil || r.code != rt.InvalidArgument {
-		t.Errorf("bad -bin: %v %v", r.code, err)
+	if err != nil || r.code != rt.InvalidArgument || !strings.HasPrefix(r.message, "grpctest.Probe/Meta: ") {
+		t.Errorf("bad -bin: %v %q %v", r.code, r.message, err)
 	}
 	// On an error, the metadata travels with the status (Trailers-Only).
 	r, err = e.g.call(ctxT(t), grpcReq{path: "/test.Echo/Echo", msgs: [][]byte{[]byte("fail:5:gone")}})
@@ -141,8 +141,8 @@ func TestGRPCDeadline(t *testing.T) {
 		t.Errorf("handler ended with %v", err)
 	}
 	r, err = e.g.call(ctxT(t), grpcReq{path: "/test.Echo/Echo", timeout: "1x", msgs: [][]byte{nil}})
-	if err != nil || r.code != rt.InvalidArgument {
-		t.Errorf("bad grpc-timeout: %v %v", r.code, err)
+	if err != nil || r.code != rt.InvalidArgument || !strings.HasPrefix(r.message, "test.Echo/Echo: ") {
+		t.Errorf("bad grpc-timeout: %v %q %v", r.code, r.message, err)
 	}
 }
 
