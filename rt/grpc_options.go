@@ -29,7 +29,10 @@ import (
 //     call (in the headers of an error answered without a message, as
 //     gRPC's Trailers-Only responses do); a stream sends those set before
 //     its first message in its headers and the rest, with SetTrailer's,
-//     in its trailers. Values of "-bin" keys are base64-encoded.
+//     in its trailers. Values of "-bin" keys are base64-encoded; pairs
+//     gRPC cannot carry are left out: keys other than lowercase letters,
+//     digits, '-', '_' and '.', the transport's own, and values of other
+//     keys that are not printable ASCII.
 //   - An error's Code is grpc-status, its Message grpc-message; its Details
 //     (or, for Validate's failures, a google.rpc.BadRequest naming the
 //     field) go in grpc-status-details-bin as a google.rpc.Status.

@@ -46,7 +46,9 @@ func errorDetails(err error) []ErrorDetail {
 
 // outgoingMD yields the pairs of the response metadata md that gRPC
 // sends: values of "-bin" keys base64-encoded; keys of the transport's
-// own headers and keys that are not valid header names left out.
+// own headers, keys that are not valid header names and other keys'
+// values that are not printable ASCII left out (a control character would
+// make the answer malformed HTTP/2, or be dropped on the way).
 func outgoingMD(md MD) iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
 		for i := 0; i+1 < len(md); i += 2 {
@@ -56,6 +58,8 @@ func outgoingMD(md MD) iter.Seq2[string, string] {
 			}
 			if grpcwire.IsBinary(k) {
 				v = grpcwire.EncodeBinary(v)
+			} else if !grpcwire.ValidValue(v) {
+				continue
 			}
 			if !yield(k, v) {
 				return

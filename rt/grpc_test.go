@@ -87,12 +87,13 @@ func TestGRPCStatusCodes(t *testing.T) {
 
 // Request metadata reaches the handler with lowercase keys and -bin
 // values decoded; response metadata reaches the client's trailers, -bin
-// values base64-encoded; the transport's headers are not metadata.
+// values base64-encoded, values gRPC cannot carry left out; the
+// transport's headers are not metadata.
 func TestGRPCMetadata(t *testing.T) {
 	e := newGRPCEnv(t)
 	bin := "\x00\x01\xff"
 	h := md("X-Key", "v1", "x-key", "v2", "Trace-Bin", grpcwire.EncodeBinary(bin), "Multi-Bin", grpcwire.EncodeBinary("a")+","+grpcwire.EncodeBinary("b"))
-	r, err := e.g.call(ctxT(t), grpcReq{path: "/grpctest.Probe/Meta", md: h, msgs: [][]byte{[]byte("out=1\nout-bin=" + bin)}})
+	r, err := e.g.call(ctxT(t), grpcReq{path: "/grpctest.Probe/Meta", md: h, msgs: [][]byte{[]byte("out=1\nout-bin=" + bin + "\nctl=a\x01b")}})
 	if err != nil || r.err() != nil {
 		t.Fatal(err, r.err())
 	}
@@ -103,6 +104,9 @@ func TestGRPCMetadata(t *testing.T) {
 	}
 	if v := r.trailer.Get("Out"); v != "1" {
 		t.Errorf("trailer out = %q", v)
+	}
+	if v, ok := r.trailer["Ctl"]; ok {
+		t.Errorf("trailer ctl = %q, want none (a control character)", v)
 	}
 	if v, err := grpcwire.DecodeBinary(r.trailer.Get("Out-Bin")); err != nil || v != bin {
 		t.Errorf("trailer out-bin = %q (%q, %v)", r.trailer.Get("Out-Bin"), v, err)
