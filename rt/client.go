@@ -68,6 +68,9 @@ func NewClient(opts ...ClientOption) (*Client, error) {
 	default:
 		return nil, errors.New("rt: new client: no providers: use WithRegistry or WithAddrs")
 	}
+	if err := checkMethodLimits(c.o.methodLimits); err != nil {
+		return nil, err
+	}
 	if c.o.creds != nil && c.o.creds.RequireTLS() && c.o.tls == nil {
 		return nil, errors.New("rt: new client: the credentials require TLS: add rt.WithTLS (or allow plaintext in the credentials, e.g. BearerToken.AllowPlaintext, on a trusted network)")
 	}

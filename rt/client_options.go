@@ -2,7 +2,12 @@ package rt
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"math"
 	"net"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/yrpc/yrpc/rt/balance"
@@ -104,7 +109,9 @@ func WithRetryBudget(ratio, floor float64) ClientOption {
 // ("package.Service/Method") at rate per second with bursts of burst,
 // replacing the schema's ClientRateLimit: calls beyond it fail locally
 // with ResourceExhausted, before they leave the client, and count against
-// no provider's breaker. A rate of 0 lifts the schema's limit.
+// no provider's breaker. A rate of 0 lifts the schema's limit. NewClient
+// fails on a method not named so, a rate that is negative, NaN or
+// infinite, or a negative burst.
 func WithMethodRateLimit(method string, rate float64, burst int) ClientOption {
 	return clientOption(func(c *clientConfig) {
 		if c.methodLimits == nil {
@@ -132,3 +139,22 @@ func WithDiscoveryWait(d time.Duration) ClientOption {
 // WithDebug makes the client log, at debug level, why each call's
 // candidates were excluded (draining, tags, open breakers, failed attempts).
 func WithDebug(on bool) ClientOption { return clientOption(func(c *clientConfig) { c.debug = on }) }
+
+// checkMethodLimits refuses WithMethodRateLimit's settings that could
+// only be mistakes: a method not named "package.Service/Method", a rate
+// that is not a finite number >= 0, a negative burst.
+func checkMethodLimits(limits map[string]RateLimitPolicy) error {
+	for _, method := range slices.Sorted(maps.Keys(limits)) {
+		rl := limits[method]
+		svc, name, ok := strings.Cut(method, "/")
+		switch {
+		case !ok || svc == "" || name == "" || strings.Contains(name, "/"):
+			return fmt.Errorf("rt: new client: WithMethodRateLimit(%q): want a method's full name, \"package.Service/Method\"", method)
+		case !(rl.Rate >= 0) || math.IsInf(rl.Rate, 1):
+			return fmt.Errorf("rt: new client: WithMethodRateLimit(%q): rate %v: want a finite number of calls per second >= 0 (0 lifts the schema's limit)", method, rl.Rate)
+		case rl.Burst < 0:
+			return fmt.Errorf("rt: new client: WithMethodRateLimit(%q): burst %d: want >= 0", method, rl.Burst)
+		}
+	}
+	return nil
+}

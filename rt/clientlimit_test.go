@@ -2,7 +2,9 @@ package rt_test
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/yrpc/yrpc/rt"
@@ -39,5 +41,30 @@ func TestClientRateLimitFromSchema(t *testing.T) {
 				t.Fatalf("codes %v with %d calls served; want %v", got, c.impls[0].calls.Load(), want)
 			}
 		})
+	}
+}
+
+// WithMethodRateLimit's settings that can only be mistakes fail NewClient,
+// naming the method.
+func TestMethodRateLimitMisuse(t *testing.T) {
+	for _, tc := range []struct {
+		method      string
+		rate        float64
+		burst       int
+		wantInError string
+	}{
+		{"Echo", 1, 1, "package.Service/Method"},
+		{"/test.Echo/Echo", 1, 1, "package.Service/Method"},
+		{"test.Echo/", 1, 1, "package.Service/Method"},
+		{"test.Echo/Echo/x", 1, 1, "package.Service/Method"},
+		{"test.Echo/Echo", math.NaN(), 1, "rate NaN"},
+		{"test.Echo/Echo", -1, 1, "rate -1"},
+		{"test.Echo/Echo", math.Inf(1), 1, "rate +Inf"},
+		{"test.Echo/Echo", 1, -1, "burst -1"},
+	} {
+		_, err := rt.NewClient(rt.WithAddrs("127.0.0.1:1"), rt.WithMethodRateLimit(tc.method, tc.rate, tc.burst))
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", tc.method)) || !strings.Contains(err.Error(), tc.wantInError) {
+			t.Errorf("WithMethodRateLimit(%q, %v, %d): NewClient error %v; want one naming the method and %q", tc.method, tc.rate, tc.burst, err, tc.wantInError)
+		}
 	}
 }
