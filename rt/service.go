@@ -245,14 +245,20 @@ func (st *svcState) discover(ctx context.Context, m *MethodDesc) (*svcView, erro
 		}
 		// Providers listed just before the close still serve the call.
 		if !isClosed(st.found) && isClosed(st.regDone) {
-			return nil, &Error{Code: Unavailable, Cause: registry.ErrClosed,
-				Message: fmt.Sprintf("%s: no providers known for %s: the registry was closed", m.FullName, st.keyName)}
+			return nil, st.registryClosed(m)
 		}
 	}
 	if v := st.current(st.c.o.clock.Now()); v != nil {
 		return v, nil
 	}
 	return nil, Errorf(Unavailable, "%s: no providers known for %s yet: the registry has not answered in %v", m.FullName, st.keyName, st.c.o.discoveryWait)
+}
+
+// registryClosed is the error of a call to the service that found no
+// providers before the registry closed.
+func (st *svcState) registryClosed(m *MethodDesc) error {
+	return &Error{Code: Unavailable, Cause: registry.ErrClosed,
+		Message: fmt.Sprintf("%s: no providers known for %s: the registry was closed", m.FullName, st.keyName)}
 }
 
 // endpoint is one provider of one service as the client sees it.
