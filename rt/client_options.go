@@ -131,7 +131,10 @@ const DefaultDiscoveryWait = 3 * time.Second
 // start of the watch. So the first calls of a program that starts with its
 // providers do not fail with "no provider" while registration and
 // discovery catch up, and a service that has none fails fast once d has
-// passed. Default 3 s.
+// passed. Default 3 s. Calls do not wait for a registry that is closed:
+// when it closes while they wait (registry.CloseNotifier tells), or was
+// closed before the client watched the service, they fail at once with
+// Unavailable, "no providers known for SERVICE: the registry was closed".
 func WithDiscoveryWait(d time.Duration) ClientOption {
 	return clientOption(func(c *clientConfig) { c.discoveryWait = d })
 }

@@ -2,6 +2,8 @@ package rt_test
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -156,5 +158,166 @@ func TestNewClientRefusesUndialableAddrs(t *testing.T) {
 		if !strings.Contains(err.Error(), "WithAddrs") || !strings.Contains(err.Error(), addr) {
 			t.Errorf("NewClient(WithAddrs(%q)) = %v, want an error naming the option and the address", addr, err)
 		}
+	}
+}
+
+// A call waiting for a service's first providers ends as soon as the
+// registry closes (registry.CloseNotifier), and a call through a registry
+// closed before the client watched the service fails at once, both with
+// Unavailable "METHOD: no providers known for SERVICE: the registry was
+// closed" — not after the discovery wait, with "the registry has not
+// answered" or "no provider". The wait is a minute, so the test cannot
+// pass by waiting it out. Closing the client's handle of the Memory
+// counts as closing, as closing the Memory does.
+func TestDiscoveryEndsWhenRegistryCloses(t *testing.T) {
+	const wait = time.Minute
+	for _, tc := range []struct {
+		name   string
+		before bool // the registry closes before the first call; else while it waits
+		handle bool // close the client's handle, else the Memory
+		stream bool // open a stream, else make a unary call
+		msg    string
+	}{
+		{name: "Memory closed while the call waits", msg: "test.Echo/Echo: no providers known for test.Echo: the registry was closed"},
+		{name: "handle closed while the call waits", handle: true, msg: "test.Echo/Echo: no providers known for test.Echo: the registry was closed"},
+		{name: "Memory closed while the stream waits", stream: true, msg: "test.Feed/Count: no providers known for test.Feed: the registry was closed"},
+		{name: "Memory closed before the call", before: true, msg: "test.Echo/Echo: no providers known for test.Echo: the registry was closed"},
+		{name: "handle closed before the call", before: true, handle: true, msg: "test.Echo/Echo: no providers known for test.Echo: the registry was closed"},
+		{name: "Memory closed before the stream", before: true, stream: true, msg: "test.Feed/Count: no providers known for test.Feed: the registry was closed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkLeaks(t)
+			reg := registry.NewMemory()
+			defer reg.Close()
+			h := reg.Conn()
+			closeReg := reg.Close
+			if tc.handle {
+				closeReg = h.Close
+			}
+			// The interceptors run once the client watches the service, just
+			// before the call looks for providers.
+			entered := make(chan struct{}, 2)
+			cli, err := rt.NewClient(rt.WithRegistry(h), rt.WithDiscoveryWait(wait),
+				rt.WithClientInterceptors(func(ctx context.Context, info *rt.CallInfo, req, resp rt.Message, next rt.InvokeFunc) error {
+					entered <- struct{}{}
+					return next(ctx, info, req, resp)
+				}),
+				rt.WithStreamClientInterceptors(func(ctx context.Context, info *rt.CallInfo, next rt.Streamer) (rt.ClientStreamer, error) {
+					entered <- struct{}{}
+					return next(ctx, info)
+				}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cli.Close()
+			if tc.before {
+				if err := closeReg(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// 10 s: a call that waits out the minute fails the test. The
+			// second call finds the service's state that the first made.
+			ctx := ctxT(t)
+			for i := range 2 {
+				start := time.Now()
+				errc := make(chan error, 1)
+				go func() {
+					var err error
+					if tc.stream {
+						_, err = stream(ctx, cli, 0)
+					} else {
+						_, err = call(ctx, cli, &testDesc, 0, "x")
+					}
+					errc <- err
+				}()
+				var err error
+				ended := false
+				select {
+				case <-entered:
+				case err = <-errc:
+					ended = true
+					select {
+					case <-entered:
+					default:
+						t.Fatalf("call %d failed before looking for providers: %v", i+1, err)
+					}
+				}
+				if i == 0 && !tc.before {
+					if ended {
+						t.Fatalf("call %d ended before the registry closed: %v", i+1, err)
+					}
+					if err := closeReg(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !ended {
+					err = <-errc
+				}
+				took := time.Since(start)
+				if rt.CodeOf(err) != rt.Unavailable || err == nil || !strings.Contains(err.Error(), tc.msg) {
+					t.Fatalf("call %d after %v: err = %v; want Unavailable %q", i+1, took, err, tc.msg)
+				}
+				if !errors.Is(err, registry.ErrClosed) {
+					t.Errorf("call %d: errors.Is(%v, registry.ErrClosed) = false", i+1, err)
+				}
+				if took > wait/10 {
+					t.Errorf("call %d failed after %v, not as soon as the registry closed", i+1, took)
+				}
+			}
+		})
+	}
+}
+
+// A client whose service has providers keeps calling them when its
+// registry closes: Close ends the watch without a last snapshot, so the
+// last providers stand.
+func TestRegistryCloseKeepsProviders(t *testing.T) {
+	for _, handle := range []bool{false, true} {
+		name := "Memory closed"
+		if handle {
+			name = "client's handle closed"
+		}
+		t.Run(name, func(t *testing.T) {
+			checkLeaks(t)
+			reg := registry.NewMemory()
+			defer reg.Close()
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The server's registry may close under it: its deregistration
+			// then fails, which it logs.
+			srv := rt.NewServer(rt.WithRegistry(reg.Conn()), rt.WithLogger(slog.New(slog.DiscardHandler)))
+			srv.RegisterService(&testDesc, newTestImpl())
+			done := make(chan error, 1)
+			go func() { done <- srv.Serve(context.Background(), lis) }()
+			defer func() { srv.Close(); <-done }()
+			<-srv.Ready()
+
+			h := reg.Conn()
+			cli, err := rt.NewClient(rt.WithRegistry(h), rt.WithDiscoveryWait(time.Minute))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cli.Close()
+			if got, err := call(ctxT(t), cli, &testDesc, 0, "before"); err != nil || got != "before" {
+				t.Fatalf("before Close: %q, %v", got, err)
+			}
+			closeReg := reg.Close
+			if handle {
+				closeReg = h.Close
+			}
+			if err := closeReg(); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				if got, err := call(ctxT(t), cli, &testDesc, 0, "after"); err != nil || got != "after" {
+					t.Fatalf("call %d after Close: %q, %v", i+1, got, err)
+				}
+			}
+			if ps := cli.Providers(&testDesc); len(ps) != 1 || ps[0].Addr != lis.Addr().String() {
+				t.Errorf("providers after Close: %+v; want the server at %s", ps, lis.Addr())
+			}
+		})
 	}
 }

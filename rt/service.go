@@ -2,6 +2,7 @@ package rt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -30,13 +31,15 @@ type svcState struct {
 	limits     []*limiter.Bucket // by method index; nil: no client rate limit
 	builder    balance.Builder
 	budget     retryBudget
-	ready      chan struct{} // closed with the first snapshot
-	found      chan struct{} // closed with the first snapshot that lists a provider
-	watched    time.Time     // when the watch started (wall clock)
+	ready      chan struct{}   // closed with the first snapshot
+	found      chan struct{}   // closed with the first snapshot that lists a provider
+	regDone    <-chan struct{} // closed when the registry closed; nil: it does not say (registry.CloseNotifier)
+	watched    time.Time       // when the watch started (wall clock)
 	view       atomic.Pointer[svcView]
 	stop       func()
 	consumer   registry.Endpoint
 	registered chan struct{} // closed when the consumer registration ended
+	unwatched  bool          // the registry was closed before the watch: no watch, no consumer entry
 
 	mu        sync.Mutex
 	readyOnce sync.Once
@@ -77,7 +80,18 @@ func newSvcState(c *Client, sd *ServiceDesc) (*svcState, error) {
 			st.limits[i] = limiter.NewBucket(rl.Rate, max(rl.Burst, 1))
 		}
 	}
+	if cn, ok := c.reg.(registry.CloseNotifier); ok {
+		st.regDone = cn.Done()
+	}
 	stop, err := c.reg.Watch(key, st.update)
+	if errors.Is(err, registry.ErrClosed) {
+		// Closed before the service's first call: its calls fail at once
+		// (discover), as those that wait when the registry closes.
+		done := make(chan struct{})
+		close(done)
+		st.regDone, st.stop, st.unwatched = done, func() {}, true
+		return st, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("rt: watch %s: %w", key, err)
 	}
@@ -122,6 +136,9 @@ func (st *svcState) close() {
 	st.mu.Lock()
 	st.closed = true
 	st.mu.Unlock()
+	if st.unwatched {
+		return
+	}
 	<-st.registered
 	ctx, cancel := context.WithTimeout(context.Background(), closeDeregisterTimeout)
 	defer cancel()
@@ -209,30 +226,39 @@ func (st *svcState) current(now time.Time) *svcView {
 // at most the client's discovery wait from the start of the service's
 // watch (WithDiscoveryWait). After that, and once providers have been
 // listed, it does not wait: a service that has none fails its calls at
-// once.
+// once. Nor does it wait once the registry has closed (before listing a
+// provider): the call fails at once, saying so.
 func (st *svcState) discover(ctx context.Context, m *MethodDesc) (*svcView, error) {
-	select {
-	case <-st.found:
-		return st.current(st.c.o.clock.Now()), nil
-	default:
-	}
-	wait := time.Until(st.watched.Add(st.c.o.discoveryWait))
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-st.found:
-		case <-t.C:
-		case <-ctx.Done():
-			return nil, ctxError(ctx.Err(), m.FullName)
-		case <-st.c.done:
-			return nil, ErrClientClosed
+	if !isClosed(st.found) {
+		if wait := time.Until(st.watched.Add(st.c.o.discoveryWait)); wait > 0 {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			select {
+			case <-st.found:
+			case <-st.regDone:
+			case <-t.C:
+			case <-ctx.Done():
+				return nil, ctxError(ctx.Err(), m.FullName)
+			case <-st.c.done:
+				return nil, ErrClientClosed
+			}
+		}
+		// Providers listed just before the close still serve the call.
+		if !isClosed(st.found) && isClosed(st.regDone) {
+			return nil, st.registryClosed(m)
 		}
 	}
 	if v := st.current(st.c.o.clock.Now()); v != nil {
 		return v, nil
 	}
 	return nil, Errorf(Unavailable, "%s: no providers known for %s yet: the registry has not answered in %v", m.FullName, st.keyName, st.c.o.discoveryWait)
+}
+
+// registryClosed is the error of a call to the service that found no
+// providers before the registry closed.
+func (st *svcState) registryClosed(m *MethodDesc) error {
+	return &Error{Code: Unavailable, Cause: registry.ErrClosed,
+		Message: fmt.Sprintf("%s: no providers known for %s: the registry was closed", m.FullName, st.keyName)}
 }
 
 // endpoint is one provider of one service as the client sees it.

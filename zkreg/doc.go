@@ -151,7 +151,9 @@
 //     events costs one re-list, which reads only the nodes whose watch
 //     fired.
 //   - Close closes the session (ZooKeeper deletes its ephemeral nodes at
-//     once) and waits for every goroutine, go-zk's included.
+//     once) and waits for every goroutine, go-zk's included. Watchers keep
+//     their last snapshot; Done (registry.CloseNotifier) tells them the
+//     registry closed, and Watch after Close returns registry.ErrClosed.
 //
 // When no server answers, New's error names the servers and the last
 // connection error ("connection refused", a TLS handshake failure) rather

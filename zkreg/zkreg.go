@@ -107,6 +107,7 @@ type Registry struct {
 	connects    atomic.Uint64 // count of StateHasSession events seen
 	events      atomic.Uint64 // count of session events seen
 	quit        chan struct{}
+	done        chan struct{}  // closed by Close once the watches stopped (Done)
 	wg          sync.WaitGroup // session loop, event drains, guards
 
 	regMu      sync.Mutex                   // serializes writes of our endpoint nodes
@@ -127,8 +128,9 @@ type Registry struct {
 }
 
 var (
-	_ registry.Registry = (*Registry)(nil)
-	_ registry.Governor = (*Registry)(nil)
+	_ registry.Registry      = (*Registry)(nil)
+	_ registry.Governor      = (*Registry)(nil)
+	_ registry.CloseNotifier = (*Registry)(nil)
 )
 
 // New connects to ZooKeeper and waits for a session until ctx is done.
@@ -178,6 +180,7 @@ func New(ctx context.Context, opts Options) (*Registry, error) {
 		sessionKick: make(chan struct{}, 1),
 		roundFailed: make(chan struct{}),
 		quit:        make(chan struct{}),
+		done:        make(chan struct{}),
 		registered:  make(map[string]registry.Endpoint),
 		orphans:     make(map[string]struct{}),
 		heal:        make(map[string]struct{}),
@@ -481,9 +484,14 @@ func (r *Registry) relistAll() {
 	}
 }
 
+// Done implements registry.CloseNotifier: the channel is closed by Close,
+// once the registry's watches have stopped.
+func (r *Registry) Done() <-chan struct{} { return r.done }
+
 // Close stops every watch and closes the ZooKeeper session, which removes
-// every ephemeral node this registry created at once. Close waits for the
-// registry's and go-zk's goroutines to end.
+// every ephemeral node this registry created at once. Watchers keep their
+// last snapshots; Done is closed once the watches have stopped. Close
+// waits for the registry's and go-zk's goroutines to end.
 func (r *Registry) Close() error {
 	r.mu.Lock()
 	if r.closed {
@@ -509,6 +517,7 @@ func (r *Registry) Close() error {
 	for _, w := range ws {
 		w.stop()
 	}
+	close(r.done)
 	r.wg.Wait()
 	return nil
 }

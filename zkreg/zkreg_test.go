@@ -208,18 +208,33 @@ func TestNewFails(t *testing.T) {
 	}
 }
 
-// TestClosedRegistry: a registry closed (twice) has no session, and every
-// method says it is closed.
+// TestClosedRegistry: a registry closed (twice) has no session, its Done
+// channel is closed (and was not before), and every method says it is
+// closed.
 func TestClosedRegistry(t *testing.T) {
 	e := newEnv(t)
 	r := e.open(e.options())
 	if r.SessionID() == 0 || !r.Connected() {
 		t.Fatalf("open: session %#x, connected %v", r.SessionID(), r.Connected())
 	}
+	// A watch that has answered, as an rt client's would be.
+	h := watchHistory(t, r, registry.Key{Service: "a.Watched"})
+	h.WaitFor(t, "the first snapshot", func(registry.Snapshot) bool { return true })
+	done := r.Done()
+	select {
+	case <-done:
+		t.Fatalf("Done is closed before Close")
+	default:
+	}
 	for i := range 2 {
 		if err := r.Close(); err != nil {
 			t.Errorf("Close #%d: %v", i+1, err)
 		}
+	}
+	select {
+	case <-done:
+	default:
+		t.Errorf("Done is not closed after Close")
 	}
 	if sid := r.SessionID(); sid != 0 || r.Connected() {
 		t.Errorf("closed: session %#x, connected %v; want 0, false", sid, r.Connected())

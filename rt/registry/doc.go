@@ -24,6 +24,12 @@
 // payload they read with Endpoint.Validate and MaxPayloadSize before a
 // consumer may route to it; unknown fields are ignored.
 //
+// Close ends a registry's watches without a last snapshot, so watchers keep
+// the providers they knew. A registry may also implement CloseNotifier,
+// whose Done channel tells watchers that it closed (rt's calls waiting for
+// a service's first providers then fail at once instead of waiting out
+// their discovery wait); all the implementations above do.
+//
 // Feed is the building block every implementation uses to deliver
 // snapshots: one goroutine per watch, coalescing bursts so a slow watcher
 // gets the latest snapshot and never a backlog. Package registrytest holds

@@ -31,6 +31,7 @@ type Memory struct {
 // usable.
 type MemoryConn struct {
 	m      *Memory
+	done   chan struct{}     // closed once closed is set and the feeds stopped
 	closed bool              // guarded by m.mu
 	feeds  map[*Feed]*memKey // guarded by m.mu
 }
@@ -54,10 +55,12 @@ type memEntry struct {
 }
 
 var (
-	_ Registry = (*Memory)(nil)
-	_ Governor = (*Memory)(nil)
-	_ Registry = (*MemoryConn)(nil)
-	_ Governor = (*MemoryConn)(nil)
+	_ Registry      = (*Memory)(nil)
+	_ Governor      = (*Memory)(nil)
+	_ CloseNotifier = (*Memory)(nil)
+	_ Registry      = (*MemoryConn)(nil)
+	_ Governor      = (*MemoryConn)(nil)
+	_ CloseNotifier = (*MemoryConn)(nil)
 )
 
 // NewMemory returns an empty in-process registry.
@@ -68,19 +71,20 @@ func NewMemory() *Memory {
 }
 
 // Conn returns a new handle on m. After m.Close, the handle's methods return
-// ErrClosed.
+// ErrClosed (and its Done channel is closed).
 func (m *Memory) Conn() *MemoryConn {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.newConn()
 	if m.closed {
-		c.closed = true
+		c := &MemoryConn{m: m, done: make(chan struct{}), closed: true}
+		close(c.done)
+		return c
 	}
-	return c
+	return m.newConn()
 }
 
 func (m *Memory) newConn() *MemoryConn {
-	c := &MemoryConn{m: m, feeds: make(map[*Feed]*memKey)}
+	c := &MemoryConn{m: m, done: make(chan struct{}), feeds: make(map[*Feed]*memKey)}
 	m.conns[c] = struct{}{}
 	return c
 }
@@ -106,8 +110,12 @@ func (m *Memory) UpdateConfig(ctx context.Context, key Key, fn func(*Config) err
 	return m.root.UpdateConfig(ctx, key, fn)
 }
 
+// Done implements CloseNotifier: it is closed by m.Close.
+func (m *Memory) Done() <-chan struct{} { return m.root.done }
+
 // Close removes every endpoint and config, stops every watch of every
-// handle, and makes later calls return ErrClosed.
+// handle, and makes later calls return ErrClosed. It closes the Done
+// channel of m and of every handle once their watches have stopped.
 func (m *Memory) Close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -116,17 +124,23 @@ func (m *Memory) Close() error {
 	}
 	m.closed = true
 	var feeds []*Feed
-	for c := range m.conns {
+	conns := make([]*MemoryConn, 0, len(m.conns))
+	for c := range m.conns { // the open handles: a closed one has left m.conns
 		c.closed = true
+		conns = append(conns, c)
 		for f := range c.feeds {
 			feeds = append(feeds, f)
 		}
 		clear(c.feeds)
 	}
+	clear(m.conns)
 	clear(m.keys)
 	m.mu.Unlock()
 	for _, f := range feeds {
 		f.Stop()
+	}
+	for _, c := range conns {
+		close(c.done)
 	}
 	return nil
 }
@@ -268,7 +282,12 @@ func (c *MemoryConn) UpdateConfig(ctx context.Context, key Key, fn func(*Config)
 	}
 }
 
-// Close deregisters what was registered through c and stops c's watches.
+// Done implements CloseNotifier: it is closed by c.Close, or by the Close
+// of c's Memory.
+func (c *MemoryConn) Done() <-chan struct{} { return c.done }
+
+// Close deregisters what was registered through c, stops c's watches and
+// then closes c's Done channel.
 func (c *MemoryConn) Close() error {
 	m := c.m
 	m.mu.Lock()
@@ -300,6 +319,7 @@ func (c *MemoryConn) Close() error {
 	for _, f := range feeds {
 		f.Stop()
 	}
+	close(c.done)
 	return nil
 }
 

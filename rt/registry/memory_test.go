@@ -32,10 +32,27 @@ func TestMemoryClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.WaitFor(t, "x:1", registrytest.HasAddrs("x:1"))
+	closedConn := m.Conn()
+	if err := closedConn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !isClosed(closedConn.Done()) || isClosed(m.Done()) || isClosed(c.Done()) {
+		t.Fatalf("after closing one handle: its Done closed %v, the Memory's %v, another handle's %v; want true, false, false",
+			isClosed(closedConn.Done()), isClosed(m.Done()), isClosed(c.Done()))
+	}
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
 	stop()
+	// Closing the Memory closes its handles, and handles made after.
+	for name, done := range map[string]<-chan struct{}{"Memory": m.Done(), "handle": c.Done(), "new handle": m.Conn().Done()} {
+		if !isClosed(done) {
+			t.Errorf("after Memory.Close, the Done of the %s is not closed", name)
+		}
+	}
+	if _, err := m.Watch(k, rec.Fn); err != registry.ErrClosed {
+		t.Errorf("Watch after Close: %v, want ErrClosed", err)
+	}
 	for _, err := range []error{
 		c.Register(context.Background(), registry.Endpoint{Key: k, Role: registry.Provider, Addr: "y:1"}),
 		m.Conn().Deregister(context.Background(), registry.Endpoint{Key: k}),
@@ -69,6 +86,22 @@ func TestStatic(t *testing.T) {
 	}
 	if _, err := s.Watch(k, rec.Fn); err != registry.ErrClosed {
 		t.Errorf("Watch after Close: %v, want ErrClosed", err)
+	}
+	if !isClosed(s.Done()) {
+		t.Errorf("Done is not closed after Close")
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// isClosed reports whether done is closed, without waiting.
+func isClosed(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
 	}
 }
 

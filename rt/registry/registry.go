@@ -144,10 +144,33 @@ type Registry interface {
 	// must not call it), and fn is not called after stop returns. Snapshots
 	// may be shared between watchers: fn must not modify them. A slow fn
 	// misses intermediate snapshots, never the latest.
+	//
+	// Close ends every watch without telling its fn: fn is not called
+	// after Close returns, and no snapshot says that the registry closed
+	// (watchers keep their last one). A watcher learns it from
+	// CloseNotifier's Done, where the registry implements it. Watch after
+	// Close returns an error that errors.Is ErrClosed.
 	Watch(key Key, fn func(Snapshot)) (stop func(), err error)
 	// Close deregisters everything this registry registered and stops all
 	// watches.
 	Close() error
+}
+
+// CloseNotifier is implemented by registries that tell their watchers
+// when they close. Implementing it is optional, and a Registry that does
+// not is used as before; Memory, MemoryConn, Static, dns.Registry and
+// zkreg.Registry implement it. Since Close ends watches without a word (see
+// Registry.Watch), a watcher still waiting for its first useful snapshot
+// can otherwise not tell "not yet" from "never": rt's calls waiting for a
+// service's first providers fail as soon as Done is closed, saying that
+// the registry was closed, instead of waiting out their discovery wait. A
+// type that wraps a Registry should implement it when the wrapped one does.
+type CloseNotifier interface {
+	// Done returns a channel that is closed once Close has stopped the
+	// registry's watches (for a MemoryConn: once the handle or its Memory
+	// is closed), at the latest when Close returns. Every call returns the
+	// same channel.
+	Done() <-chan struct{}
 }
 
 // Governor reads and changes governance config. Memory and zkreg.Registry
@@ -160,7 +183,8 @@ type Governor interface {
 	UpdateConfig(ctx context.Context, key Key, fn func(*Config) error) error
 }
 
-// ErrClosed is returned by registry methods called after Close.
+// ErrClosed is returned by registry methods called after Close (the
+// error may wrap it: test with errors.Is).
 var ErrClosed = errors.New("registry: closed")
 
 // IsZero reports whether c overrides nothing (no rate limit, instance

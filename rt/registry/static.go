@@ -18,10 +18,14 @@ type Static struct {
 
 	mu     sync.Mutex
 	closed bool
+	done   chan struct{} // made on first use; closed by Close
 	feeds  map[*Feed]struct{}
 }
 
-var _ Registry = (*Static)(nil)
+var (
+	_ Registry      = (*Static)(nil)
+	_ CloseNotifier = (*Static)(nil)
+)
 
 // NewStatic returns a Static registry whose providers are addrs ("host:port").
 // Duplicates are dropped.
@@ -83,15 +87,35 @@ func (s *Static) Watch(key Key, fn func(Snapshot)) (stop func(), err error) {
 	}, nil
 }
 
-// Close stops every watch.
+// Done implements CloseNotifier: it is closed by Close.
+func (s *Static) Done() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.doneLocked()
+}
+
+func (s *Static) doneLocked() chan struct{} {
+	if s.done == nil {
+		s.done = make(chan struct{})
+	}
+	return s.done
+}
+
+// Close stops every watch, then closes the Done channel.
 func (s *Static) Close() error {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
 	s.closed = true
 	feeds := s.feeds
 	s.feeds = nil
+	done := s.doneLocked()
 	s.mu.Unlock()
 	for f := range feeds {
 		f.Stop()
 	}
+	close(done)
 	return nil
 }

@@ -16,17 +16,22 @@ import (
 	"github.com/yrpc/yrpc/zkreg"
 )
 
-// world is a test root with providers registered through zkreg.
+// world is a test root with providers registered through zkreg. The
+// root is removed from the shared ZooKeeper when the test ends.
 type world struct {
 	t        *testing.T
 	zk, root string
 	reg      *zkreg.Registry
+	// admin are the credentials that may delete every node under root (an
+	// operator's, when o.ACL locks the registry down); read at cleanup.
+	admin []zkreg.Credential
 }
 
 func newWorld(t *testing.T, o zkreg.Options) *world {
 	t.Helper()
 	w := &world{t: t, zk: zktest.Addr(t), root: fmt.Sprintf("/yrpcctl-%08x", rand.Uint32())}
-	if len(o.Servers) > 0 { // a server of the test's own
+	own := len(o.Servers) > 0 // a server of the test's own, gone with the test
+	if own {
 		w.zk = o.Servers[0]
 	}
 	o.Servers, o.Root = []string{w.zk}, w.root
@@ -36,7 +41,12 @@ func newWorld(t *testing.T, o zkreg.Options) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { reg.Close() })
+	t.Cleanup(func() {
+		reg.Close()
+		if !own {
+			removeTree(t, w.zk, w.root, w.admin...)
+		}
+	})
 	w.reg = reg
 	return w
 }

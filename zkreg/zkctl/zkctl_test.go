@@ -151,7 +151,10 @@ func TestAgainstZooKeeper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer reg.Close()
+	t.Cleanup(func() {
+		reg.Close()
+		removeTree(t, zk, root)
+	})
 	k := registry.Key{Service: "users.Users", Group: "HK", Version: "1.2.0"}
 	methods := []string{"Create", "Get", "List"}
 	for _, e := range []registry.Endpoint{

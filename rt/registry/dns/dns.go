@@ -73,12 +73,17 @@ type Registry struct {
 	o   Options
 	log *slog.Logger
 
+	done chan struct{} // closed by Close once the watches stopped (Done)
+
 	mu      sync.Mutex
 	closed  bool
 	watches map[*watch]struct{}
 }
 
-var _ registry.Registry = (*Registry)(nil)
+var (
+	_ registry.Registry      = (*Registry)(nil)
+	_ registry.CloseNotifier = (*Registry)(nil)
+)
 
 // New returns a Registry configured by o, or an error when o has neither a
 // valid Port nor SRV.
@@ -105,7 +110,7 @@ func New(o Options) (*Registry, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Registry{o: o, log: log, watches: make(map[*watch]struct{})}, nil
+	return &Registry{o: o, log: log, done: make(chan struct{}), watches: make(map[*watch]struct{})}, nil
 }
 
 type timeTicker struct{ *time.Ticker }
@@ -198,10 +203,18 @@ func (r *Registry) Watch(key registry.Key, fn func(registry.Snapshot)) (stop fun
 	}, nil
 }
 
-// Close stops every watch. Later calls of Register, Deregister and Watch
-// return registry.ErrClosed.
+// Done implements registry.CloseNotifier: the channel is closed by Close,
+// once the registry's watches have stopped.
+func (r *Registry) Done() <-chan struct{} { return r.done }
+
+// Close stops every watch, then closes Done. Later calls of Register,
+// Deregister and Watch return registry.ErrClosed.
 func (r *Registry) Close() error {
 	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
 	r.closed = true
 	ws := r.watches
 	r.watches = nil
@@ -209,6 +222,7 @@ func (r *Registry) Close() error {
 	for w := range ws {
 		w.stop()
 	}
+	close(r.done)
 	return nil
 }
 

@@ -285,8 +285,20 @@ func TestCloseAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.WaitFor(t, "the first (empty) answer", registrytest.HasAddrs())
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
+	select {
+	case <-r.Done():
+		t.Fatal("Done is closed before Close")
+	default:
+	}
+	for range 2 {
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-r.Done():
+	default:
+		t.Error("Done is not closed after Close")
 	}
 	select {
 	case <-ticks.stopped:

@@ -53,6 +53,7 @@ func Run(t *testing.T, newRegistry func(t *testing.T) registry.Registry) {
 		{"ReRegisterReplaces", testReRegister},
 		{"ConsumersAreNotProviders", testConsumers},
 		{"CloseRemovesEverything", testClose},
+		{"CloseEndsWatchesSilently", testCloseNotifies},
 		{"StopWaitsForFn", testStopWaits},
 		{"SlowWatcherGetsLatest", testCoalesce},
 		{"BadEndpoints", testBadEndpoints},
@@ -291,8 +292,45 @@ func testClose(t *testing.T, newReg func(*testing.T) registry.Registry) {
 	if err := p.Register(ctx(t), provider(k, "10.0.0.4:80")); err == nil {
 		t.Errorf("Register after Close = nil, want an error")
 	}
-	if _, err := p.Watch(k, func(registry.Snapshot) {}); err == nil {
-		t.Errorf("Watch after Close = nil error, want an error")
+	if _, err := p.Watch(k, func(registry.Snapshot) {}); !errors.Is(err, registry.ErrClosed) {
+		t.Errorf("Watch after Close: %v; want an error that errors.Is %v", err, registry.ErrClosed)
+	}
+}
+
+// testCloseNotifies: Close ends a watch without a word (its last snapshot
+// stands) and, for a registry.CloseNotifier, closes Done by the time it
+// returns, and not before.
+func testCloseNotifies(t *testing.T, newReg func(*testing.T) registry.Registry) {
+	k := UniqueKey(t)
+	p, c := newReg(t), newReg(t)
+	register(t, p, provider(k, "10.0.0.1:80"))
+	rec := watch(t, c, k)
+	rec.WaitFor(t, "the provider", HasAddrs("10.0.0.1:80"))
+	cn, notifies := c.(registry.CloseNotifier)
+	var done <-chan struct{}
+	if notifies {
+		done = cn.Done()
+		if cn.Done() != done {
+			t.Errorf("Done returned two different channels")
+		}
+		select {
+		case <-done:
+			t.Fatalf("Done is closed before Close")
+		default:
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if notifies {
+		select {
+		case <-done:
+		default:
+			t.Errorf("Done is not closed when Close returned")
+		}
+	}
+	if s, _ := rec.Latest(); !HasAddrs("10.0.0.1:80")(s) {
+		t.Errorf("after Close the watcher's last snapshot is %s; want the provider still (Close must not publish)", Describe(s))
 	}
 }
 
