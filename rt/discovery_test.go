@@ -1,12 +1,14 @@
 package rt_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -285,17 +287,21 @@ func TestRegistryCloseKeepsProviders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The server's registry may close under it: its deregistration
-			// then fails, which it logs.
-			srv := rt.NewServer(rt.WithRegistry(reg.Conn()), rt.WithLogger(slog.New(slog.DiscardHandler)))
+			// A closed registry took the entries with it: neither side
+			// warns that it cannot deregister them.
+			var logs bytes.Buffer
+			var mu sync.Mutex
+			log := slog.New(slog.NewTextHandler(lockedWriter{&logs, &mu}, nil))
+			srv := rt.NewServer(rt.WithRegistry(reg.Conn()), rt.WithLogger(log))
 			srv.RegisterService(&testDesc, newTestImpl())
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(context.Background(), lis) }()
-			defer func() { srv.Close(); <-done }()
+			stopSrv := sync.OnceFunc(func() { srv.Close(); <-done })
+			defer stopSrv()
 			<-srv.Ready()
 
 			h := reg.Conn()
-			cli, err := rt.NewClient(rt.WithRegistry(h), rt.WithDiscoveryWait(time.Minute))
+			cli, err := rt.NewClient(rt.WithRegistry(h), rt.WithDiscoveryWait(time.Minute), rt.WithLogger(log))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -317,6 +323,13 @@ func TestRegistryCloseKeepsProviders(t *testing.T) {
 			}
 			if ps := cli.Providers(&testDesc); len(ps) != 1 || ps[0].Addr != lis.Addr().String() {
 				t.Errorf("providers after Close: %+v; want the server at %s", ps, lis.Addr())
+			}
+			cli.Close()
+			stopSrv()
+			mu.Lock()
+			defer mu.Unlock()
+			if out := logs.String(); strings.Contains(out, "deregister") {
+				t.Errorf("warnings after closing the client and the server:\n%s", out)
 			}
 		})
 	}

@@ -417,7 +417,8 @@ func (s *Server) deregister(ctx context.Context) {
 		stop()
 	}
 	for _, e := range eps {
-		if err := s.o.registry.Deregister(ctx, e); err != nil {
+		// A closed registry removed the entry itself (Registry.Close).
+		if err := s.o.registry.Deregister(ctx, e); err != nil && !errors.Is(err, registry.ErrClosed) {
 			s.o.logger.Warn("rt: deregister failed", "key", e.Key.String(), "addr", e.Addr, "err", err)
 		}
 	}

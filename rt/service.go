@@ -142,7 +142,8 @@ func (st *svcState) close() {
 	<-st.registered
 	ctx, cancel := context.WithTimeout(context.Background(), closeDeregisterTimeout)
 	defer cancel()
-	if err := st.c.reg.Deregister(ctx, st.consumer); err != nil {
+	// A closed registry removed the entry itself (Registry.Close).
+	if err := st.c.reg.Deregister(ctx, st.consumer); err != nil && !errors.Is(err, registry.ErrClosed) {
 		st.c.o.logger.Warn("rt: deregister consumer failed", "key", st.key.String(), "err", err)
 	}
 }
