@@ -111,7 +111,8 @@ func WithRetryBudget(ratio, floor float64) ClientOption {
 // with ResourceExhausted, before they leave the client, and count against
 // no provider's breaker. A rate of 0 lifts the schema's limit. NewClient
 // fails on a method not named so, a rate that is negative, NaN or
-// infinite, or a negative burst.
+// infinite, or a negative burst; a name its service turns out not to
+// have is logged (Warn) when the client first uses the service.
 func WithMethodRateLimit(method string, rate float64, burst int) ClientOption {
 	return clientOption(func(c *clientConfig) {
 		if c.methodLimits == nil {

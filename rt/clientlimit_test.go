@@ -1,10 +1,13 @@
 package rt_test
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/yrpc/yrpc/rt"
@@ -66,5 +69,22 @@ func TestMethodRateLimitMisuse(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", tc.method)) || !strings.Contains(err.Error(), tc.wantInError) {
 			t.Errorf("WithMethodRateLimit(%q, %v, %d): NewClient error %v; want one naming the method and %q", tc.method, tc.rate, tc.burst, err, tc.wantInError)
 		}
+	}
+}
+
+// A rate limit for a method its service does not have (a typo) is
+// reported when the client first uses the service.
+func TestMethodRateLimitUnknownMethodWarns(t *testing.T) {
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	c := newCluster(t, 1, rt.WithMethodRateLimit("test.Echo/echo", 1, 1),
+		rt.WithLogger(slog.New(slog.NewTextHandler(lockedWriter{&logs, &mu}, nil))))
+	if _, err := call(ctxT(t), c.cli, &testDesc, 0, "x"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if out := logs.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "test.Echo/echo") {
+		t.Errorf("no warning naming test.Echo/echo:\n%s", out)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,6 +79,11 @@ func newSvcState(c *Client, sd *ServiceDesc) (*svcState, error) {
 		}
 		if rl.Rate > 0 {
 			st.limits[i] = limiter.NewBucket(rl.Rate, max(rl.Burst, 1))
+		}
+	}
+	for name := range c.o.methodLimits {
+		if svc, _, _ := strings.Cut(name, "/"); svc == sd.Name && !slices.ContainsFunc(sd.Methods, func(m MethodDesc) bool { return m.FullName == name }) {
+			c.o.logger.Warn("rt: WithMethodRateLimit names no method of the service: ignored", "method", name, "service", sd.Name)
 		}
 	}
 	if cn, ok := c.reg.(registry.CloseNotifier); ok {
