@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/yrpc/yrpc/rt/wire"
@@ -29,8 +30,9 @@ const ALPN = "yrpc"
 // provider's address. A client with TLS never sends a call in plaintext.
 //
 // Both sides default to TLS 1.3 (set MinVersion to tls.VersionTLS12 to
-// allow 1.2) and negotiate the ALPN protocol "yrpc". cfg is cloned; change
-// certificates through its callbacks, not by mutating it.
+// allow 1.2) and negotiate the ALPN protocol "yrpc"; on a server, the
+// configs its GetConfigForClient returns get the same defaults. cfg is
+// cloned; change certificates through its callbacks, not by mutating it.
 func WithTLS(cfg *tls.Config) Option {
 	return sharedOption(func(s *sharedConfig) { s.tls = prepareTLS(cfg) })
 }
@@ -47,6 +49,30 @@ func prepareTLS(cfg *tls.Config) *tls.Config {
 	}
 	if len(c.NextProtos) == 0 {
 		c.NextProtos = []string{ALPN}
+	}
+	return c
+}
+
+// serverTLS is a server's TLS config: cfg, as WithTLS prepared it, with
+// the ALPN protocols of gRPC (grpcTLS). The configs its GetConfigForClient
+// returns get the same defaults, else their handshakes would negotiate no
+// ALPN protocol (gRPC over TLS fails) and allow TLS 1.2.
+func serverTLS(cfg *tls.Config, m GRPCMode) *tls.Config {
+	c := grpcTLS(cfg, m)
+	if c == nil || c.GetConfigForClient == nil {
+		return c
+	}
+	get := c.GetConfigForClient
+	c.GetConfigForClient = func(hi *tls.ClientHelloInfo) (*tls.Config, error) {
+		r, err := get(hi)
+		if r == nil || err != nil {
+			return r, err
+		}
+		ps := r.NextProtos
+		if r.MinVersion != 0 && len(ps) > 0 && (m == GRPCOff || slices.Contains(ps, alpnH2) && slices.Contains(ps, alpnHTTP1)) {
+			return r, nil // nothing to add: no clone per handshake
+		}
+		return grpcTLS(prepareTLS(r), m), nil
 	}
 	return c
 }
