@@ -10,6 +10,7 @@ import (
 
 	"github.com/yrpc/yrpc/internal/testcerts"
 	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/balance"
 )
 
 // A TLS-only server tells plaintext HTTP clients why it refuses them, as
@@ -31,6 +32,21 @@ func TestPlaintextHTTPRefusedWithReason(t *testing.T) {
 	_, err = call(ctxT(t), h2c, &testDesc, 0, "x")
 	if rt.CodeOf(err) != rt.Unavailable || !strings.Contains(err.Error(), "requires TLS") || !strings.Contains(err.Error(), "grpcs://"+e.addr) {
 		t.Errorf("h2c client: err = %v, want Unavailable naming TLS and grpcs://%s", err, e.addr)
+	}
+
+	// The refused call did not run: it goes on to a plaintext provider
+	// (a migration where some servers require TLS already).
+	plain := newEnv(t, nil)
+	mixed, err := rt.NewClient(rt.WithAddrs("grpc://"+e.addr, "grpc://"+plain.lis.Addr().String()),
+		rt.WithBalancer(balance.NewRoundRobin(balance.Options{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mixed.Close()
+	for i := range 4 {
+		if got, err := call(ctxT(t), mixed, &testDesc, 0, "x"); err != nil || got != "x" {
+			t.Errorf("call %d, one provider refusing h2c: %q, %v", i, got, err)
+		}
 	}
 
 	nc, err := net.Dial("tcp", e.addr)
