@@ -90,7 +90,9 @@ type Credentials interface {
 	// RequestMetadata returns the metadata for a call of info.
 	RequestMetadata(ctx context.Context, info *CallInfo) (MD, error)
 	// RequireTLS reports whether the credentials are secret: a client
-	// without TLS refuses to send them (NewClient fails).
+	// without TLS refuses to send them (NewClient fails), and a client
+	// with TLS refuses to call plaintext gRPC providers (grpc://) with
+	// them (FailedPrecondition).
 	RequireTLS() bool
 }
 

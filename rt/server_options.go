@@ -32,7 +32,7 @@ func newServerConfig(opts []ServerOption) serverConfig {
 	}
 	c.finish()
 	c.limits = c.limits.withDefaults()
-	c.tls = grpcTLS(c.tls, c.grpcMode)
+	c.tls = serverTLS(c.tls, c.grpcMode)
 	return c
 }
 

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"time"
 
+	"github.com/yrpc/yrpc/rt/internal/h2"
 	"github.com/yrpc/yrpc/rt/wire"
 )
 
@@ -29,8 +31,9 @@ const ALPN = "yrpc"
 // provider's address. A client with TLS never sends a call in plaintext.
 //
 // Both sides default to TLS 1.3 (set MinVersion to tls.VersionTLS12 to
-// allow 1.2) and negotiate the ALPN protocol "yrpc". cfg is cloned; change
-// certificates through its callbacks, not by mutating it.
+// allow 1.2) and negotiate the ALPN protocol "yrpc"; on a server, the
+// configs its GetConfigForClient returns get the same defaults. cfg is
+// cloned; change certificates through its callbacks, not by mutating it.
 func WithTLS(cfg *tls.Config) Option {
 	return sharedOption(func(s *sharedConfig) { s.tls = prepareTLS(cfg) })
 }
@@ -47,6 +50,30 @@ func prepareTLS(cfg *tls.Config) *tls.Config {
 	}
 	if len(c.NextProtos) == 0 {
 		c.NextProtos = []string{ALPN}
+	}
+	return c
+}
+
+// serverTLS is a server's TLS config: cfg, as WithTLS prepared it, with
+// the ALPN protocols of gRPC (grpcTLS). The configs its GetConfigForClient
+// returns get the same defaults, else their handshakes would negotiate no
+// ALPN protocol (gRPC over TLS fails) and allow TLS 1.2.
+func serverTLS(cfg *tls.Config, m GRPCMode) *tls.Config {
+	c := grpcTLS(cfg, m)
+	if c == nil || c.GetConfigForClient == nil {
+		return c
+	}
+	get := c.GetConfigForClient
+	c.GetConfigForClient = func(hi *tls.ClientHelloInfo) (*tls.Config, error) {
+		r, err := get(hi)
+		if r == nil || err != nil {
+			return r, err
+		}
+		ps := r.NextProtos
+		if r.MinVersion != 0 && len(ps) > 0 && (m == GRPCOff || slices.Contains(ps, alpnH2) && slices.Contains(ps, alpnHTTP1)) {
+			return r, nil // nothing to add: no clone per handshake
+		}
+		return grpcTLS(prepareTLS(r), m), nil
 	}
 	return c
 }
@@ -98,12 +125,26 @@ func (c *serverConn) accept(raw net.Conn) (net.Conn, *tls.ConnectionState, error
 	return tc, &st, nil
 }
 
-// refusePlaintext answers a yrpc client that came without TLS: our
-// preface, then a GoAway frame whose reason names TLS, so that the client
-// fails with that reason instead of a bare closed connection. Anything
-// that is not a yrpc preface is just closed.
+// refusePlaintext answers a client that came without TLS so that it fails
+// with a reason naming TLS instead of a bare closed (or reset)
+// connection: a yrpc client gets our preface, then a GoAway frame; an
+// HTTP/2 client (h2c gRPC) a GOAWAY of INADEQUATE_SECURITY; an HTTP/1.1
+// one (gRPC-Web) a 400 answer. Anything else is just closed.
 func (c *serverConn) refusePlaintext(nc net.Conn) {
-	if _, err := wire.ReadPreface(nc); err != nil {
+	var first [4]byte
+	if _, err := io.ReadFull(nc, first[:]); err != nil {
+		return
+	}
+	switch {
+	case string(first[:]) == h2.ClientPreface[:4]:
+		c.refuseH2C(&prefixConn{Conn: nc, prefix: first[:]})
+		return
+	case looksHTTP(first):
+		c.refuseHTTP(nc, []byte("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"+
+			errPlaintextRefused.Message+"\n"))
+		return
+	}
+	if _, err := wire.ReadPreface(&prefixConn{Conn: nc, prefix: first[:]}); err != nil {
 		return
 	}
 	// A preface without FeatureSettings: the GoAway is the next frame.
@@ -111,6 +152,46 @@ func (c *serverConn) refusePlaintext(nc net.Conn) {
 	b = wire.AppendFrame(b, &wire.Header{Type: wire.TypeGoAway, Status: uint8(errPlaintextRefused.Code)}, nil, []byte(errPlaintextRefused.Message))
 	_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
 	_, _ = nc.Write(b)
+}
+
+// refuseH2C answers an HTTP/2 client without TLS: SETTINGS (gRPC clients
+// wait for them), then, once its first request is in (or after 16
+// frames, or a second), a GOAWAY of INADEQUATE_SECURITY. A GOAWAY
+// before the request would close the client's connection before the
+// request saw why (Go's: "client conn could not be established").
+func (c *serverConn) refuseH2C(nc net.Conn) {
+	_ = nc.SetDeadline(time.Now().Add(time.Second))
+	if _, err := nc.Write(h2.AppendSettings(nil)); err != nil {
+		return
+	}
+	var pre [len(h2.ClientPreface)]byte
+	if _, err := io.ReadFull(nc, pre[:]); err == nil && string(pre[:]) == h2.ClientPreface {
+		var h [h2.FrameHeaderLen]byte
+		for range 16 {
+			if _, err := io.ReadFull(nc, h[:]); err != nil || h2.FrameType(h[3]) == h2.FrameHeaders {
+				break
+			}
+			if _, err := io.CopyN(io.Discard, nc, int64(h[0])<<16|int64(h[1])<<8|int64(h[2])); err != nil {
+				break
+			}
+		}
+	}
+	c.refuseHTTP(nc, h2.AppendGoAway(nil, 0, h2.ErrInadequateSecurity, []byte(errPlaintextRefused.Message)))
+}
+
+// refuseHTTP writes answer to an HTTP client, then closes the write side
+// and reads what the client sent until it closes too (for at most a
+// second, 64 KiB): closing with its request unread would reset the
+// connection, and the client could lose the answer.
+func (c *serverConn) refuseHTTP(nc net.Conn, answer []byte) {
+	_ = nc.SetDeadline(time.Now().Add(time.Second))
+	if _, err := nc.Write(answer); err != nil {
+		return
+	}
+	if cw, ok := c.raw.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(nc, 64<<10))
 }
 
 // prefixConn is a connection whose first bytes were read already.

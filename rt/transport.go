@@ -66,6 +66,12 @@ func (c yrpcConn) lostWith(err error) *conn.Conn {
 	return nil
 }
 
+// refusedTransport is a provider the client must not call: every call
+// and stream fails with err, and nothing is sent.
+type refusedTransport struct{ err *conn.NotSent }
+
+func (t refusedTransport) get(context.Context) (transportConn, error) { return nil, t.err }
+
 type grpcClientTransport struct{ p *grpcclient.Pool }
 
 func (t grpcClientTransport) get(ctx context.Context) (transportConn, error) {
@@ -117,6 +123,12 @@ func (c *Client) transport(target string) transport {
 	}
 	if !ok && !secure {
 		return yrpcTransport{c.pool(target)}
+	}
+	if ok && c.o.creds != nil && c.o.creds.RequireTLS() {
+		// h2c: the credentials' metadata would cross the network in
+		// plaintext (NewClient's check sees only that the client has TLS).
+		return refusedTransport{&conn.NotSent{Err: &conn.Error{Code: uint8(FailedPrecondition),
+			Message: "provider " + target + " is plaintext gRPC and the client's credentials require TLS: call it as " + registry.SchemeGRPCS + addr}}}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

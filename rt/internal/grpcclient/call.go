@@ -237,8 +237,17 @@ func (c *Conn) lostError(ctx context.Context, name string, err error) *conn.Erro
 	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
 		return ctxError(context.DeadlineExceeded, name)
 	}
-	return &conn.Error{Code: unavailable, Message: fmt.Sprintf("%s: %s: %v", name, c.p.addr, err), Cause: err}
+	msg := fmt.Sprintf("%s: %s: %v", name, c.p.addr, err)
+	if c.p.tls == nil && strings.HasSuffix(err.Error(), "ErrCode:"+http2InadequateSecurity) {
+		// How a TLS-only server (rt's among them) refuses h2c.
+		msg += " (the server requires TLS: call it as grpcs://" + c.p.addr + ")"
+	}
+	return &conn.Error{Code: unavailable, Message: msg, Cause: err}
 }
+
+// http2InadequateSecurity is the name net/http gives the HTTP/2 error
+// code INADEQUATE_SECURITY.
+const http2InadequateSecurity = "INADEQUATE_SECURITY"
 
 // failed is the error of a call whose RoundTrip failed with err; wrote
 // says whether its headers were written. One that did not leave, or that
@@ -259,12 +268,14 @@ func (c *Conn) failed(ctx context.Context, name string, err error, wrote bool) e
 
 // unprocessed reports whether err is net/http's report that the server
 // did not process a request whose headers went out: a stream above the
-// last one a GOAWAY admitted (RFC 9113 §6.8), or one reset with
+// last one a GOAWAY admitted (RFC 9113 §6.8; the connection's first
+// stream when the GOAWAY has an error code), or one reset with
 // REFUSED_STREAM (§8.7). net/http's Transport retries those itself; its
 // errors are unexported, so they are told by their text. Should the text
 // change, such calls count as maybe run: the safe side.
 func unprocessed(err error) bool {
 	msg := err.Error()
 	return msg == "http2: Transport received Server's graceful shutdown GOAWAY" ||
+		strings.HasPrefix(msg, "http2: Transport received GOAWAY from server ErrCode:") ||
 		strings.HasPrefix(msg, "stream error: ") && strings.Contains(msg, "; REFUSED_STREAM")
 }
