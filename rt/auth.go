@@ -3,6 +3,7 @@ package rt
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
@@ -51,15 +52,20 @@ const MDAuthorization = "authorization"
 
 // BearerTokens returns an Authenticator of static bearer tokens: a call
 // must carry "authorization: Bearer TOKEN" with a TOKEN of tokens, and its
-// principal is that token's value. Tokens are compared in constant time.
-// An empty token admits no one (a token read from an unset variable must
-// not open the server to "Bearer " with nothing after it).
+// principal is that token's value. Tokens are compared in constant time,
+// as SHA-256 digests, so that the time taken tells neither which token
+// matched nor how long they are. An empty token admits no one (a token
+// read from an unset variable must not open the server to "Bearer " with
+// nothing after it).
 func BearerTokens(tokens map[string]string) Authenticator {
-	type entry struct{ token, principal []byte }
+	type entry struct {
+		digest    [sha256.Size]byte
+		principal string
+	}
 	es := make([]entry, 0, len(tokens))
 	for t, p := range tokens {
 		if t != "" {
-			es = append(es, entry{[]byte(t), []byte(p)})
+			es = append(es, entry{sha256.Sum256([]byte(t)), p})
 		}
 	}
 	return AuthenticatorFunc(func(_ context.Context, req AuthRequest) (string, error) {
@@ -67,13 +73,13 @@ func BearerTokens(tokens map[string]string) Authenticator {
 		if !ok {
 			return "", errors.New("no bearer token")
 		}
-		got := []byte(v)
+		got := sha256.Sum256([]byte(v))
 		principal := ""
 		for _, e := range es {
 			// Look at every token, so the time taken does not tell
 			// which one matched.
-			if subtle.ConstantTimeCompare(got, e.token) == 1 {
-				principal = string(e.principal)
+			if subtle.ConstantTimeCompare(got[:], e.digest[:]) == 1 {
+				principal = e.principal
 			}
 		}
 		if principal == "" {
