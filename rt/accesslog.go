@@ -10,9 +10,9 @@ import (
 // to l at Info level: method, code, latency, the client's address and the
 // call's principal. Give it with WithServerInterceptors (first, to time
 // the other interceptors too). Calls refused before the interceptors run
-// are not logged: those the Authenticator or access rules refused are in
-// the server's metrics, by code; those refused on arrival (registry
-// token, rate and in-flight limits) are not. It costs a clock reading and
+// are not logged (by the Authenticator, the access rules, or on arrival:
+// registry token, rate and in-flight limits); the server's metrics count
+// them, by code. It costs a clock reading and
 // a log record per call; the records of a disabled level cost little
 // more than that.
 func ServerAccessLog(l *slog.Logger) ServerInterceptor {

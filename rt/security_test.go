@@ -14,6 +14,7 @@ import (
 
 	"github.com/yrpc/yrpc/internal/testcerts"
 	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/metrics"
 	"github.com/yrpc/yrpc/rt/registry"
 )
 
@@ -364,5 +365,34 @@ func TestTLSRequiredByPayload(t *testing.T) {
 	}
 	if accepted.Load() != 0 {
 		t.Fatal("the client dialed the TLS-only provider in plaintext")
+	}
+}
+
+// A call refused on arrival (here: no registry token) is counted in the
+// server's metrics under its code, over yrpc and over gRPC, though no
+// interceptor saw it.
+func TestRefusedOnArrivalCounted(t *testing.T) {
+	e := newEnv(t, []rt.ServerOption{rt.WithRegistryToken(true)})
+	refused := func() uint64 {
+		s, _ := e.srv.Metrics().Call(metrics.Server, testDesc.Name, "Echo")
+		return s.Codes["Unauthenticated"]
+	}
+	if _, err := call(ctxT(t), e.cli, &testDesc, 0, "x"); rt.CodeOf(err) != rt.Unauthenticated {
+		t.Fatalf("yrpc call without the token: %v", err)
+	}
+	n := refused()
+	if n == 0 {
+		t.Fatalf("server metrics count no refused yrpc call: %+v", e.srv.Metrics())
+	}
+	g, err := rt.NewClient(rt.WithAddrs("grpc://" + e.lis.Addr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := call(ctxT(t), g, &testDesc, 0, "x"); rt.CodeOf(err) != rt.Unauthenticated {
+		t.Fatalf("gRPC call without the token: %v", err)
+	}
+	if refused() <= n {
+		t.Errorf("server metrics count no refused gRPC call: %+v", e.srv.Metrics())
 	}
 }

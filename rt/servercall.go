@@ -138,8 +138,20 @@ func (c *serverConn) initContext(ctx *callCtx, f *wire.Frame, me *methodEntry, m
 // neither for a built-in service), its rate limit and the limits on calls
 // in flight; yrpc's and gRPC's calls and streams alike. It returns why the
 // call is refused (it did not run), or nil with a slot of Limits.MaxCalls
-// taken: Server.callDone gives it back.
+// taken: Server.callDone gives it back. A refusal is counted in the
+// server's metrics, under its code, with a latency of 0.
 func (c *serverConn) admitCall(se *serviceEntry, me *methodEntry, md MD, checkKey bool) *Error {
+	e := c.admission(se, me, md, checkKey)
+	if e != nil {
+		if obs := c.srv.o.observer; obs != nil {
+			obs.Observe(metrics.Event{Side: metrics.Server, Service: me.info.Service.Name, Method: me.info.Method.Name, Code: e.Code.String()})
+		}
+	}
+	return e
+}
+
+// admission is admitCall's decision.
+func (c *serverConn) admission(se *serviceEntry, me *methodEntry, md MD, checkKey bool) *Error {
 	s := c.srv
 	name := me.info.Method.FullName
 	if !se.builtin && !s.tokenOK(md) {
