@@ -232,8 +232,11 @@ func (c *serverConn) streamFrame(f *wire.Frame) error {
 	c.mu.Lock()
 	ss := c.streams[f.ID]
 	c.mu.Unlock()
-	if ss == nil {
-		return nil // over here; it may have crossed the close
+	if ss == nil { // over here; it may have crossed the close
+		if f.Type == wire.TypeStreamMessage && c.sc != nil {
+			return c.sc.Drop(f.Body) // the client spent credit on it
+		}
+		return nil
 	}
 	switch f.Type {
 	case wire.TypeStreamMessage:

@@ -253,13 +253,8 @@ func (s *Stream) writeUpdate(inc uint32) {
 // dropped. Only the connection's reading goroutine may call it.
 func (s *Stream) Deliver(body []byte) error {
 	cost := wire.MessageCost(len(body))
-	c := s.c
-	if err := c.recv.Receive(cost); err != nil {
-		return &connError{err}
-	}
-	inc := c.recv.Consume(cost)
-	if inc > 0 {
-		_ = c.w.Write(func(b []byte) []byte { return wire.AppendWindowUpdate(b, 0, inc) }, sock.Queued)
+	if err := s.c.take(cost); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -283,6 +278,29 @@ func (s *Stream) Deliver(body []byte) error {
 	copy(own, body)
 	s.queue = append(s.queue, own)
 	wake(s.recvSig)
+	return nil
+}
+
+// Drop takes a message off the connection that no open stream of it
+// gets (one sent before the sender learned that its stream ended: the
+// stream is forgotten here), granting its cost back on the connection as
+// Deliver does: the sender spent its credit on it. It returns an error,
+// after which the caller closes the connection, when the peer broke the
+// connection's flow control. Only the connection's reading goroutine may
+// call it.
+func (c *Conn) Drop(body []byte) error {
+	return c.take(wire.MessageCost(len(body)))
+}
+
+// take counts a message of cost bytes against the connection's window
+// and grants it back (Deliver, Drop).
+func (c *Conn) take(cost int) error {
+	if err := c.recv.Receive(cost); err != nil {
+		return &connError{err}
+	}
+	if inc := c.recv.Consume(cost); inc > 0 {
+		_ = c.w.Write(func(b []byte) []byte { return wire.AppendWindowUpdate(b, 0, inc) }, sock.Queued)
+	}
 	return nil
 }
 
