@@ -128,10 +128,10 @@ func (gc *grpcCall) SendMsg(m Message) error {
 	gc.sendMu.Lock()
 	defer gc.sendMu.Unlock()
 	name := gc.sc.me.info.Method.FullName
-	if gc.returned.Load() { // first: the handler's return canceled the context too
+	switch err := gc.sc.ctx.Err(); {
+	case gc.returned.Load(): // read after the context: the return sets it before the cancel
 		return gc.afterReturn("SendMsg")
-	}
-	if err := gc.sc.ctx.Err(); err != nil {
+	case err != nil:
 		return &Error{Code: CodeOf(err), Message: name + ": " + err.Error(), Cause: err}
 	}
 	o := &gc.out
@@ -146,6 +146,9 @@ func (gc *grpcCall) SendMsg(m Message) error {
 		defer gc.g.pools.putBuf(zb)
 	}
 	if err := gc.tr.send(o); err != nil {
+		if gc.returned.Load() { // the return's cancel ended its wait for credit
+			return gc.afterReturn("SendMsg")
+		}
 		return &Error{Code: Canceled, Message: name + ": send: " + err.Error(), Cause: err}
 	}
 	return nil

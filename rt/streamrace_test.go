@@ -1,8 +1,12 @@
 package rt_test
 
 import (
+	"context"
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/yrpc/yrpc/rt"
@@ -87,6 +91,187 @@ func TestRecvMsgBlockedWhenHandlerReturns(t *testing.T) {
 					}
 				case <-ctx.Done():
 					t.Fatalf("a RecvMsg of a handler's goroutine never returned")
+				}
+			}
+		})
+	}
+}
+
+// sendResult is what a handler's goroutine that kept sending saw: its
+// stream's key, how many SendMsg calls succeeded, and the error of the
+// one that did not.
+type sendResult struct {
+	key string
+	n   int
+	err error
+}
+
+// A goroutine that a stream handler started keeps sending when the
+// handler returns: its SendMsg ends with FailedPrecondition naming the
+// method, and every message it reported sent reaches the client before
+// the stream's end, over yrpc and gRPC.
+func TestSendMsgRacingHandlerReturn(t *testing.T) {
+	results := make(chan sendResult, 2*raceStreams)
+	desc := oneStream("test.Left", "Write", 0x3402, rt.ServerStreaming, func(ss rt.ServerStreamer) error {
+		var req msg
+		if err := ss.RecvMsg(&req); err != nil {
+			return err
+		}
+		first := make(chan struct{})
+		go func() {
+			for n := 0; ; n++ {
+				if err := ss.SendMsg(&msg{S: strconv.Itoa(n)}); err != nil {
+					results <- sendResult{req.S, n, err}
+					if n == 0 {
+						close(first)
+					}
+					return
+				}
+				if n == 0 {
+					close(first)
+				}
+			}
+		}()
+		<-first
+		return nil
+	})
+	for name, cli := range yrpcAndGRPC(t, &desc) {
+		t.Run(name, func(t *testing.T) {
+			ctx := ctxT(t)
+			var mu sync.Mutex
+			got := map[string]int{}
+			spread(raceStreams, raceConc, func(i, n int) {
+				for j := range n {
+					key := strconv.Itoa(i) + "." + strconv.Itoa(j)
+					k, err := countStream(ctx, cli, &desc, key)
+					if err != nil {
+						t.Errorf("stream %s: %v", key, err)
+						return
+					}
+					mu.Lock()
+					got[key] = k
+					mu.Unlock()
+				}
+			})
+			for range raceStreams {
+				select {
+				case r := <-results:
+					if rt.CodeOf(r.err) != rt.FailedPrecondition || !strings.Contains(r.err.Error(), "test.Left/Write: SendMsg after the stream's handler returned") {
+						t.Errorf("the handler's goroutine's SendMsg = %v; want FailedPrecondition naming the method and SendMsg", r.err)
+					}
+					// A message whose SendMsg failed may still have gone
+					// out (over gRPC, one waiting for credit), not the
+					// reverse.
+					mu.Lock()
+					k := got[r.key]
+					mu.Unlock()
+					if k < r.n || k > r.n+1 {
+						t.Errorf("stream %s: %d messages reported sent, %d received", r.key, r.n, k)
+					}
+				case <-ctx.Done():
+					t.Fatalf("a SendMsg of a handler's goroutine never returned")
+				}
+			}
+		})
+	}
+}
+
+// countStream opens a stream of desc's one method on cli, sends key and
+// half-closes, and receives messages "0", "1", ... to io.EOF; it returns
+// how many came.
+func countStream(ctx context.Context, cli *rt.Client, desc *rt.ServiceDesc, key string) (int, error) {
+	cs, err := cli.NewStream(ctx, desc, 0)
+	if err == nil {
+		err = cs.SendMsg(&msg{S: key})
+	}
+	if err == nil {
+		err = cs.CloseSend()
+	}
+	if err != nil {
+		return 0, err
+	}
+	for k := 0; ; k++ {
+		var m msg
+		switch err := cs.RecvMsg(&m); {
+		case err == io.EOF:
+			return k, nil
+		case err != nil:
+			return k, fmt.Errorf("client RecvMsg after %d messages: %w", k, err)
+		case m.S != strconv.Itoa(k):
+			return k, fmt.Errorf("message %d is %q", k, m.S)
+		}
+	}
+}
+
+// A goroutine that a stream handler started waits in SendMsg for
+// flow-control credit (the client reads nothing yet) when the handler
+// returns: its SendMsg ends with FailedPrecondition naming the method, as
+// above, over yrpc and gRPC (over gRPC it said "Canceled: send: context
+// canceled"); then the client receives what was sent, and the end.
+func TestSendMsgWaitingWhenHandlerReturns(t *testing.T) {
+	const size, streams = 1 << 20, 8
+	// After how many messages of size bytes the next one waits for the
+	// client: yrpc's stream window is 64 KiB (a message may overdraw
+	// it); net/http's HTTP/2 client, rt's gRPC client, gives 4 MiB.
+	waitsAfter := map[string]int{"yrpc": 1, "grpc": 3}
+	results := make(chan sendResult, 2*streams)
+	body := strings.Repeat("f", size)
+	desc := oneStream("test.Left", "Flood", 0x3406, rt.ServerStreaming, func(ss rt.ServerStreamer) error {
+		var req msg
+		if err := ss.RecvMsg(&req); err != nil {
+			return err
+		}
+		proto, key, _ := strings.Cut(req.S, ":")
+		full := make(chan struct{})
+		go func() {
+			for n := 0; ; n++ {
+				if n == waitsAfter[proto] {
+					close(full)
+				}
+				if err := ss.SendMsg(&msg{S: body}); err != nil {
+					results <- sendResult{key, n, err}
+					if n < waitsAfter[proto] {
+						close(full)
+					}
+					return
+				}
+			}
+		}()
+		<-full
+		return nil
+	})
+	for name, cli := range yrpcAndGRPC(t, &desc) {
+		t.Run(name, func(t *testing.T) {
+			ctx := ctxT(t)
+			for i := range streams {
+				cs, err := cli.NewStream(ctx, &desc, 0)
+				if err == nil {
+					err = cs.SendMsg(&msg{S: name + ":" + strconv.Itoa(i)})
+				}
+				if err == nil {
+					err = cs.CloseSend()
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				var r sendResult
+				select {
+				case r = <-results:
+				case <-ctx.Done():
+					t.Fatal("the SendMsg of the handler's goroutine never returned")
+				}
+				if rt.CodeOf(r.err) != rt.FailedPrecondition || !strings.Contains(r.err.Error(), "test.Left/Flood: SendMsg after the stream's handler returned") {
+					t.Errorf("stream %d: the handler's goroutine's SendMsg = %v; want FailedPrecondition naming the method and SendMsg", i, r.err)
+				}
+				k := 0
+				for ; ; k++ {
+					var m msg
+					if err = cs.RecvMsg(&m); err != nil {
+						break
+					}
+				}
+				if err != io.EOF || k < r.n || k > r.n+1 {
+					t.Errorf("stream %d: %d messages reported sent; %d received, then %v", i, r.n, k, err)
 				}
 			}
 		})
