@@ -137,6 +137,10 @@ type clientStream struct {
 	start  time.Time
 	tries  int // server streams: how many providers may be tried in all
 
+	// sendMu serializes SendMsg, CloseSend and a retry's replay; recvMu
+	// serializes RecvMsg. A SendMsg and a RecvMsg run at once.
+	sendMu, recvMu sync.Mutex
+
 	mu       sync.Mutex
 	opened   int                       // tries opened (or being opened); the last is the current one
 	cur      atomic.Pointer[streamTry] // set under mu, read without it
@@ -147,8 +151,7 @@ type clientStream struct {
 	pending  func() bool               // stops finishing on the context's end while a retry may follow
 
 	// RecvMsg returned the stream's end, or a message (so received is
-	// set); only RecvMsg's goroutine uses them (one goroutine receives,
-	// as the stream's contract says).
+	// set); guarded by recvMu.
 	recvOver, recvSeen bool
 }
 
@@ -317,10 +320,13 @@ func (s *clientStream) Context() context.Context { return s.ctx }
 // SendMsg sends m. A message the stream cannot take (over the method's
 // MaxMessageSize or the server's frame size) ends the stream, as gRPC
 // does: the server's handler is canceled, and the error is returned.
+// Calls from several goroutines take turns.
 func (s *clientStream) SendMsg(m Message) error {
 	if m == nil {
 		return nilMessage(s.info.Method.FullName)
 	}
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
 	if err := s.ctx.Err(); err != nil {
 		// The caller gave up: the stream is being reset (the context's
 		// watch may not have run yet), so the message would be lost.
@@ -344,11 +350,13 @@ func (s *clientStream) SendMsg(m Message) error {
 
 // RecvMsg receives the next message; io.EOF at the end. A server stream
 // that fails before its first response is tried on another provider
-// while its policy allows.
+// while its policy allows. Calls from several goroutines take turns.
 func (s *clientStream) RecvMsg(m Message) error {
 	if m == nil {
 		return nilMessage(s.info.Method.FullName)
 	}
+	s.recvMu.Lock()
+	defer s.recvMu.Unlock()
 	if err := s.ctx.Err(); err != nil && !s.recvOver {
 		// The caller gave up: messages that came before are not for it.
 		s.recvOver = true
@@ -407,6 +415,8 @@ func (s *clientStream) retry(err error) bool {
 			return false
 		}
 	}
+	s.sendMu.Lock() // a SendMsg now goes to the new try, after the replay
+	defer s.sendMu.Unlock()
 	if s.openNext() != nil {
 		return false
 	}
@@ -417,7 +427,10 @@ func (s *clientStream) retry(err error) bool {
 	return true
 }
 
+// CloseSend half-closes the stream, after a SendMsg under way.
 func (s *clientStream) CloseSend() error {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
 	s.mu.Lock()
 	s.halfDone = true
 	s.mu.Unlock()

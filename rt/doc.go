@@ -190,8 +190,10 @@
 // elsewhere only while it provably reached none. The context given to
 // NewStream governs the stream (cancel it or read to io.EOF); the method's
 // timeout bounds it; cancellation and deadlines reach the other side.
-// Rate limits count streams opened; the interceptors StreamRecvLimit
-// (server) and StreamSendLimit (client) pace each stream's messages.
+// A stream's SendMsg and RecvMsg are safe for concurrent use (see
+// Stream); a stream ends when its handler returns. Rate limits count
+// streams opened; the interceptors StreamRecvLimit (server) and
+// StreamSendLimit (client) pace each stream's messages.
 //
 // # Security
 //

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/yrpc/yrpc/rt/internal/conn"
@@ -33,9 +34,15 @@ type grpcCall struct {
 	rbuf      *grpcBuf // rd's storage, from the pool
 	out       grpcOut  // what is being sent (one send at a time)
 
+	// A stream's handler returned: SendMsg and RecvMsg fail from then on
+	// (a goroutine of the handler's may still hold the stream).
+	returned atomic.Bool
+	// recvMu is held by RecvMsg while it uses rd and rbuf; the stream's
+	// end takes it (see stopRecv) before they go back to the pool.
+	recvMu sync.Mutex
+
 	sendMu     sync.Mutex // SendMsg against the stream's end
 	headerSent bool
-	ended      bool
 	trailer    MD // SetTrailer's
 }
 

@@ -2,26 +2,37 @@ package rt
 
 import (
 	"context"
+	"io"
 )
 
 // serveStream serves a stream method: the handler gets the call as its
 // ServerStreamer, reading request messages from the call's reader (see
-// readFrom) and sending response messages as they come. closeBody, run
-// once the handler's context ends, makes a blocked read of the request
-// return.
+// readFrom) and sending response messages as they come. closeBody makes
+// a blocked read of the request return: it runs once the handler's
+// context ends while the handler runs, and once the handler returned
+// while a goroutine it left is in RecvMsg (see stopRecv). When
+// serveStream returns, no RecvMsg uses the call's reader any more.
 func (gc *grpcCall) serveStream(closeBody func()) {
 	// A blocked RecvMsg ends with the stream's context (deadline, cancel).
 	ctx := &gc.sc.ctx
 	ctx.Done() // arms the deadline's timer
 	stop := context.AfterFunc(ctx, closeBody)
-	defer stop()
 	start := gc.g.s.observeStart()
 	err := gc.runStream()
+	// Before the context's end: a goroutine the handler left with the
+	// stream hears that it returned, not that it was canceled.
+	gc.returned.Store(true)
+	stop() // stopRecv closes the body, if a RecvMsg still reads it
 	gc.g.s.observe(&gc.sc.me.info, start, err)
 	md := ctx.finish()
+	gc.end(err, md)
+	gc.stopRecv(closeBody)
+}
+
+// end answers the stream: the status of the handler's err, with md.
+func (gc *grpcCall) end(err error, md MD) {
 	gc.sendMu.Lock()
 	defer gc.sendMu.Unlock()
-	gc.ended = true
 	md = append(md, gc.trailer...)
 	if err != nil && !gc.headerSent {
 		gc.fail(err, md)
@@ -36,6 +47,30 @@ func (gc *grpcCall) serveStream(closeBody func()) {
 		o.body = gc.appendWebTrailers(nil, o.status.code, o.status.msg, o.status.details, md)
 	}
 	_ = gc.tr.send(o)
+}
+
+// stopRecv waits, once the handler returned, for a RecvMsg that a
+// goroutine of the handler's is still in, making its read of the request
+// return with closeBody: the call's reader and its pooled buffer (done
+// gives it back) are the call's alone after it, and later RecvMsg calls
+// fail without reading. Over HTTP/2 the read returns at once. Over
+// HTTP/1.1 (gRPC-Web) closing the body waits for a read under way, which
+// net/http has made short already: before the response's first bytes
+// go out (end's at the latest) it reads the rest of the request body, up
+// to 256 KiB.
+func (gc *grpcCall) stopRecv(closeBody func()) {
+	if !gc.recvMu.TryLock() {
+		closeBody()
+		gc.recvMu.Lock()
+	}
+	gc.recvMu.Unlock()
+}
+
+// afterReturn is the error of SendMsg or RecvMsg (op) on a stream whose
+// handler returned (a goroutine of the handler's that kept it), as the
+// yrpc endpoint's serverStream.afterReturn.
+func (gc *grpcCall) afterReturn(op string) error {
+	return Errorf(FailedPrecondition, "%s: %s after the stream's handler returned", gc.sc.me.info.Method.FullName, op)
 }
 
 // runStream authorizes the stream and runs its handler, turning a panic
@@ -58,18 +93,22 @@ func (gc *grpcCall) runStream() (err error) {
 func (gc *grpcCall) Context() context.Context { return &gc.sc.ctx }
 
 // RecvMsg implements ServerStreamer: the next request message, validated;
-// io.EOF once the client half-closed.
+// io.EOF once the client half-closed. Calls from several goroutines take
+// turns.
 func (gc *grpcCall) RecvMsg(m Message) error {
 	if m == nil {
 		return nilMessage(gc.sc.me.info.Method.FullName)
 	}
-	gc.sendMu.Lock()
-	ended := gc.ended
-	gc.sendMu.Unlock()
-	if ended { // else the closed request body says only "context canceled"
-		return Errorf(FailedPrecondition, "%s: RecvMsg after the stream's handler returned", gc.sc.me.info.Method.FullName)
+	gc.recvMu.Lock()
+	defer gc.recvMu.Unlock()
+	if gc.returned.Load() { // the reader is not the call's to use any more
+		return gc.afterReturn("RecvMsg")
 	}
-	return gc.recv(m, true)
+	err := gc.recv(m, true)
+	if err != nil && err != io.EOF && gc.returned.Load() {
+		return gc.afterReturn("RecvMsg") // woken by the return (stopRecv), not "context canceled"
+	}
+	return err
 }
 
 // SetTrailer implements ServerStreamer.
@@ -89,10 +128,10 @@ func (gc *grpcCall) SendMsg(m Message) error {
 	gc.sendMu.Lock()
 	defer gc.sendMu.Unlock()
 	name := gc.sc.me.info.Method.FullName
-	if gc.ended { // first: the handler's return canceled the context too
-		return Errorf(FailedPrecondition, "%s: SendMsg after the stream's handler returned", name)
-	}
-	if err := gc.sc.ctx.Err(); err != nil {
+	switch err := gc.sc.ctx.Err(); {
+	case gc.returned.Load(): // read after the context: the return sets it before the cancel
+		return gc.afterReturn("SendMsg")
+	case err != nil:
 		return &Error{Code: CodeOf(err), Message: name + ": " + err.Error(), Cause: err}
 	}
 	o := &gc.out
@@ -107,6 +146,9 @@ func (gc *grpcCall) SendMsg(m Message) error {
 		defer gc.g.pools.putBuf(zb)
 	}
 	if err := gc.tr.send(o); err != nil {
+		if gc.returned.Load() { // the return's cancel ended its wait for credit
+			return gc.afterReturn("SendMsg")
+		}
 		return &Error{Code: Canceled, Message: name + ": send: " + err.Error(), Cause: err}
 	}
 	return nil

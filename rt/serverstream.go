@@ -27,6 +27,11 @@ type serverStream struct {
 	// connection, since the server was made (as serverCall.arrived).
 	arrived time.Duration
 
+	// sendMu and recvMu serialize SendMsg and RecvMsg: a stream.Stream
+	// has one sender and one receiver (its Send checks and spends credit
+	// in two steps; its end wakes one waiting Recv).
+	sendMu, recvMu sync.Mutex
+
 	mu      sync.Mutex
 	trailer MD
 	over    bool // closed or reset: no frame of the stream goes out any more
@@ -40,7 +45,9 @@ func (ss *serverStream) SendMsg(m Message) error {
 	if m == nil {
 		return nilMessage(ss.me.info.Method.FullName)
 	}
+	ss.sendMu.Lock()
 	err := ss.s.Send(m)
+	ss.sendMu.Unlock()
 	switch {
 	case err == nil:
 		return nil
@@ -62,7 +69,9 @@ func (ss *serverStream) RecvMsg(m Message) error {
 	if m == nil {
 		return nilMessage(ss.me.info.Method.FullName)
 	}
+	ss.recvMu.Lock()
 	err := ss.s.Recv(m)
+	ss.recvMu.Unlock()
 	switch {
 	case err == nil:
 		if v, ok := m.(Validator); ok {
@@ -232,8 +241,11 @@ func (c *serverConn) streamFrame(f *wire.Frame) error {
 	c.mu.Lock()
 	ss := c.streams[f.ID]
 	c.mu.Unlock()
-	if ss == nil {
-		return nil // over here; it may have crossed the close
+	if ss == nil { // over here; it may have crossed the close
+		if f.Type == wire.TypeStreamMessage && c.sc != nil {
+			return c.sc.Drop(f.Body) // the client spent credit on it
+		}
+		return nil
 	}
 	switch f.Type {
 	case wire.TypeStreamMessage:

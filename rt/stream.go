@@ -29,9 +29,13 @@ func (k StreamKind) String() string {
 	return "unary"
 }
 
-// Stream is what both ends of a stream have. SendMsg and RecvMsg may be
-// called from two goroutines at once (one sending, one receiving), not
-// more.
+// Stream is what both ends of a stream have. Its methods are safe for
+// concurrent use: a SendMsg and a RecvMsg run at once, so one goroutine
+// may send while another receives (all that gRPC-Go allows), and calls of
+// SendMsg from several goroutines take turns, as do calls of RecvMsg:
+// messages go out in the order their SendMsg calls took their turns, and
+// each message received goes to one RecvMsg. (A stream that an
+// interceptor wraps is as safe as its wrapper.)
 type Stream interface {
 	// Context is the stream's context: canceled when the stream ends, its
 	// deadline passes or the peer resets it.
@@ -48,7 +52,8 @@ type Stream interface {
 // to generated code.
 type ClientStreamer interface {
 	Stream
-	// CloseSend tells the server no more messages come (half-close).
+	// CloseSend tells the server no more messages come (half-close),
+	// after a SendMsg under way.
 	CloseSend() error
 	// Trailer is the metadata the server ended the stream with; valid
 	// once RecvMsg has returned io.EOF or an error.
@@ -56,6 +61,9 @@ type ClientStreamer interface {
 }
 
 // ServerStreamer is the server's end of a stream, as a handler gets it.
+// The stream ends when the handler returns: a goroutine the handler
+// left with it then gets FailedPrecondition from SendMsg and RecvMsg,
+// at once if it was waiting in them.
 type ServerStreamer interface {
 	Stream
 	// SetTrailer adds metadata to the trailer the stream ends with.

@@ -66,7 +66,11 @@ var benchFeedDesc = rt.ServiceDesc{
 	},
 }
 
-func benchStreamEnv(b *testing.B) (*rt.Client, func()) {
+func benchStreamEnv(b *testing.B) (*rt.Client, func()) { return benchStreamEnvOn(b, "") }
+
+// benchStreamEnvOn is benchStreamEnv with the client calling the server
+// at scheme+address: "" for yrpc, "grpc://" for gRPC.
+func benchStreamEnvOn(b *testing.B, scheme string) (*rt.Client, func()) {
 	srv := rt.NewServer(rt.WithObserver(nil))
 	srv.RegisterService(&benchFeedDesc, struct{}{})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -74,7 +78,7 @@ func benchStreamEnv(b *testing.B) (*rt.Client, func()) {
 		b.Fatal(err)
 	}
 	go srv.Serve(context.Background(), lis)
-	cli, err := rt.NewClient(rt.WithAddrs(lis.Addr().String()), rt.WithObserver(nil))
+	cli, err := rt.NewClient(rt.WithAddrs(scheme+lis.Addr().String()), rt.WithObserver(nil))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -118,10 +122,16 @@ func spread(total, k int, f func(i, n int)) {
 // of 581 bytes over loopback TCP, client and server in this process: the
 // b.N messages on one stream, or spread over 64 streams on the one
 // connection.
-func BenchmarkServerStream(b *testing.B) {
+func BenchmarkServerStream(b *testing.B) { benchServerStream(b, "") }
+
+// BenchmarkGRPCServerStream is BenchmarkServerStream over gRPC: rt's
+// gRPC client and the server's own HTTP/2.
+func BenchmarkGRPCServerStream(b *testing.B) { benchServerStream(b, "grpc://") }
+
+func benchServerStream(b *testing.B, scheme string) {
 	for _, streams := range []int{1, 64} {
 		b.Run("streams="+strconv.Itoa(streams), func(b *testing.B) {
-			cli, stop := benchStreamEnv(b)
+			cli, stop := benchStreamEnvOn(b, scheme)
 			defer stop()
 			ctx := context.Background()
 			perMessage(b, func() {
@@ -153,10 +163,16 @@ func BenchmarkServerStream(b *testing.B) {
 // streams over loopback TCP, client and server in this process: one
 // message at a time on each of c streams of one connection; one op is
 // one round trip.
-func BenchmarkBidiEcho(b *testing.B) {
+func BenchmarkBidiEcho(b *testing.B) { benchBidiEcho(b, "") }
+
+// BenchmarkGRPCBidiEcho is BenchmarkBidiEcho over gRPC: rt's gRPC client
+// and the server's own HTTP/2.
+func BenchmarkGRPCBidiEcho(b *testing.B) { benchBidiEcho(b, "grpc://") }
+
+func benchBidiEcho(b *testing.B, scheme string) {
 	for _, c := range []int{1, 64} {
 		b.Run("c="+strconv.Itoa(c), func(b *testing.B) {
-			cli, stop := benchStreamEnv(b)
+			cli, stop := benchStreamEnvOn(b, scheme)
 			defer stop()
 			ctx := context.Background()
 			streams := make([]rt.ClientStreamer, c)

@@ -24,7 +24,7 @@ const (
 )
 
 // streamSpan is the span of one stream and what it has counted. Safe for
-// concurrent use by one sender and one receiver.
+// concurrent use, as rt's streams are.
 type streamSpan struct {
 	in       *instruments
 	m        *method

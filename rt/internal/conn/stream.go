@@ -229,8 +229,14 @@ func (c *Conn) handleStream(f *wire.Frame) bool {
 	c.mu.Lock()
 	cs := c.streams[f.ID]
 	c.mu.Unlock()
-	if cs == nil {
-		return true // over here; it may have crossed our reset
+	if cs == nil { // over here; it may have crossed our reset
+		if f.Type == wire.TypeStreamMessage {
+			if err := c.sc.Drop(f.Body); err != nil { // the server spent credit on it
+				c.fail(err)
+				return false
+			}
+		}
+		return true
 	}
 	switch f.Type {
 	case wire.TypeStreamMessage:

@@ -99,8 +99,13 @@ type Stream struct {
 	recvSig chan struct{} // capacity 1: a message or the end came, for Recv
 	end     error         // what Recv returns once the queue is empty (io.EOF, or the stream's error); nil while open
 	sendErr error         // why Send fails: the stream is over, or the sender closed it
-	run     atomic.Int32  // messages sent since the last Recv
-	left    atomic.Bool   // Leave was called
+	// sendOver is set with sendErr, before the caller writes the frame
+	// that ends the stream's sending (a close, a reset, a half-close):
+	// Send's frame, appended under the writer's lock, checks it there,
+	// so that it never follows that frame.
+	sendOver atomic.Bool
+	run      atomic.Int32 // messages sent since the last Recv
+	left     atomic.Bool  // Leave was called
 }
 
 // New returns stream id of connection c, whose waits end with ctx; its
@@ -138,9 +143,10 @@ func wake(ch chan struct{}) {
 var ErrCanceled = errors.New("stream: context done")
 
 // Send sends m as the next message, waiting for credit on the stream and
-// on the connection. It returns the stream's send error once it is over,
-// or ErrCanceled once the stream's context ended (with credit or not),
-// or the writer's error.
+// on the connection. It returns the stream's send error once it is over
+// (End, StopSending: also when that came while Send was under way; the
+// message is then not sent), or ErrCanceled once the stream's context
+// ended (with credit or not), or the writer's error.
 func (s *Stream) Send(m Message) error {
 	size := m.Size()
 	if s.max > 0 && size > s.max {
@@ -163,8 +169,9 @@ func (s *Stream) Send(m Message) error {
 		if s.ctx.Err() != nil {
 			// Past the deadline, or canceled, while no one has ended the
 			// stream yet: the peer gave up on it, so the message would be
-			// lost while the sender believed it sent.
-			return ErrCanceled
+			// lost while the sender believed it sent. (Or ended since the
+			// check above, canceling the context after: say so.)
+			return s.sendEnded(ErrCanceled)
 		}
 		c := s.c
 		c.mu.Lock()
@@ -183,7 +190,7 @@ func (s *Stream) Send(m Message) error {
 		case <-s.sendSig:
 		case <-grown:
 		case <-s.ctx.Done():
-			return ErrCanceled
+			return s.sendEnded(ErrCanceled)
 		}
 	}
 	s.mu.Lock()
@@ -199,9 +206,39 @@ func (s *Stream) Send(m Message) error {
 	if s.run.Add(1) == 1 && s.c.open.Load() <= 1 {
 		mode = sock.Direct
 	}
-	return s.c.w.WriteSized(fs, func(b []byte) []byte {
+	sent := false
+	err := s.c.w.WriteSized(fs, func(b []byte) []byte {
+		if s.sendOver.Load() {
+			return b // the frame that ended the stream may be out already
+		}
+		sent = true
 		return m.MarshalAppend(wire.AppendHeader(b, &h, nil, size))
 	}, mode)
+	if err == nil && !sent {
+		s.c.refund(cost)
+		return s.sendEnded(nil)
+	}
+	return err
+}
+
+// sendEnded returns the stream's send error when it has one, else err.
+func (s *Stream) sendEnded(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sendErr != nil {
+		return s.sendErr
+	}
+	return err
+}
+
+// refund gives back the connection credit of a message that Send did
+// not send after all.
+func (c *Conn) refund(cost int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.send.Spend(-cost)
+	close(c.grown)
+	c.grown = make(chan struct{})
 }
 
 // Recv receives the next message into m: it waits for one, and returns
@@ -253,13 +290,8 @@ func (s *Stream) writeUpdate(inc uint32) {
 // dropped. Only the connection's reading goroutine may call it.
 func (s *Stream) Deliver(body []byte) error {
 	cost := wire.MessageCost(len(body))
-	c := s.c
-	if err := c.recv.Receive(cost); err != nil {
-		return &connError{err}
-	}
-	inc := c.recv.Consume(cost)
-	if inc > 0 {
-		_ = c.w.Write(func(b []byte) []byte { return wire.AppendWindowUpdate(b, 0, inc) }, sock.Queued)
+	if err := s.c.take(cost); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -283,6 +315,29 @@ func (s *Stream) Deliver(body []byte) error {
 	copy(own, body)
 	s.queue = append(s.queue, own)
 	wake(s.recvSig)
+	return nil
+}
+
+// Drop takes a message off the connection that no open stream of it
+// gets (one sent before the sender learned that its stream ended: the
+// stream is forgotten here), granting its cost back on the connection as
+// Deliver does: the sender spent its credit on it. It returns an error,
+// after which the caller closes the connection, when the peer broke the
+// connection's flow control. Only the connection's reading goroutine may
+// call it.
+func (c *Conn) Drop(body []byte) error {
+	return c.take(wire.MessageCost(len(body)))
+}
+
+// take counts a message of cost bytes against the connection's window
+// and grants it back (Deliver, Drop).
+func (c *Conn) take(cost int) error {
+	if err := c.recv.Receive(cost); err != nil {
+		return &connError{err}
+	}
+	if inc := c.recv.Consume(cost); inc > 0 {
+		_ = c.w.Write(func(b []byte) []byte { return wire.AppendWindowUpdate(b, 0, inc) }, sock.Queued)
+	}
 	return nil
 }
 
@@ -325,6 +380,7 @@ func (s *Stream) End(recvErr, sendErr error) {
 	}
 	if sendErr != nil && s.sendErr == nil {
 		s.sendErr = sendErr
+		s.sendOver.Store(true)
 	}
 	s.mu.Unlock()
 	wake(s.recvSig)
@@ -337,6 +393,7 @@ func (s *Stream) StopSending(err error) {
 	s.mu.Lock()
 	if s.sendErr == nil {
 		s.sendErr = err
+		s.sendOver.Store(true)
 	}
 	s.mu.Unlock()
 	wake(s.sendSig)
