@@ -396,3 +396,27 @@ func TestRefusedOnArrivalCounted(t *testing.T) {
 		t.Errorf("server metrics count no refused gRPC call: %+v", e.srv.Metrics())
 	}
 }
+
+// A client the server refuses for its certificate (none, or one whose
+// issuer the server does not accept) is told what to look at, besides
+// TLS's bare alert.
+func TestClientCertificateRefusalHints(t *testing.T) {
+	ca := testcerts.NewCA(t, "test CA")
+	other := testcerts.NewCA(t, "other CA")
+	e := newTLSEnv(t, &tls.Config{Certificates: []tls.Certificate{ca.Issue(t, testcerts.Leaf{CN: "127.0.0.1"})},
+		ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool})
+	for _, tc := range []struct {
+		name  string
+		certs []tls.Certificate
+		want  string
+	}{
+		{"none", nil, "give the client one"},
+		{"another CA's", []tls.Certificate{other.Issue(t, testcerts.Leaf{CN: "client", Client: true})}, "does not accept its issuer"},
+	} {
+		cli := e.client(rt.WithTLS(&tls.Config{RootCAs: ca.Pool, Certificates: tc.certs}))
+		_, err := call(ctxT(t), cli, &testDesc, 0, "x")
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), e.addr) {
+			t.Errorf("%s: %v; want an error naming %s and saying %q", tc.name, err, e.addr, tc.want)
+		}
+	}
+}

@@ -127,13 +127,18 @@ func dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 		cancel()
 		if err != nil {
 			raw.Close()
-			return nil, handshakeError(err, callers)
+			return nil, handshakeError(clientCertHint(err, cfg.TLS), callers)
 		}
 		nc = tc
 	}
 	peer, err := wire.ClientHandshake(nc, cfg.Features, cfg.Settings)
 	if err != nil {
 		raw.Close()
+		if cfg.TLS != nil {
+			// TLS 1.3 servers judge the client's certificate after the
+			// client's handshake ended: their alert comes here.
+			err = clientCertHint(err, cfg.TLS)
+		}
 		return nil, handshakeError(err, callers)
 	}
 	_ = raw.SetDeadline(time.Time{})
