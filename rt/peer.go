@@ -19,7 +19,13 @@ type Peer struct {
 	TLS *tls.ConnectionState
 	// Cert is the client's verified certificate (mutual TLS); nil when
 	// the client sent none or it was not verified. VerifiedChains of TLS
-	// holds the whole chains.
+	// holds the whole chains. Only crypto/tls's own verification counts
+	// (ClientAuth VerifyClientCertIfGiven or RequireAndVerifyClientCert):
+	// a server that checks certificates in VerifyPeerCertificate alone
+	// (RequireAnyClientCert, as some SPIFFE libraries configure it) gets
+	// no Cert, SPIFFEID, URIs or CommonName, so access rules on them deny
+	// its calls; read TLS.PeerCertificates there, as that callback saw
+	// them.
 	Cert *x509.Certificate
 	// SPIFFEID is the client certificate's first spiffe:// URI SAN, e.g.
 	// "spiffe://example.org/ns/shop/sa/web"; "" when it has none.
