@@ -317,12 +317,19 @@ func TestAllDeadFailFastThenRecover(t *testing.T) {
 	}
 }
 
+// wallClock is the system's clock, for tests of a cluster (whose clients
+// have a fakeClock otherwise) that need time to pass by itself.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time                         { return time.Now() }
+func (wallClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
 func TestHedgedCallsAvoidASlowProvider(t *testing.T) {
 	c := newClusterWith(t, 2, func(i int, impl *testImpl) {
 		if i == 0 {
 			impl.slow = time.Minute
 		}
-	})
+	}, rt.WithClock(wallClock{}))
 	// Without hedging, the calls that go to provider 0 would hit the
 	// deadline; the hedge after 20ms sends them to provider 1.
 	for i := 0; i < 20; i++ {
@@ -580,6 +587,39 @@ func TestNoProviderForAMoment(t *testing.T) {
 	c.clock.Advance(time.Second)
 	if err := <-done; err != nil {
 		t.Fatalf("the call failed: %v", err)
+	}
+}
+
+// The hedge delay is on the client's clock: a hedge an hour away is sent
+// once the clock says the hour has passed, and not before.
+func TestHedgeWaitsOnTheClientsClock(t *testing.T) {
+	c := newClusterWith(t, 2, func(_ int, impl *testImpl) { impl.slow = time.Hour })
+	sd := testDesc
+	sd.Methods = slices.Clone(testDesc.Methods)
+	sd.Methods[3].Policy.Hedge = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(ctx, c.cli, &sd, 3, "x")
+		done <- err
+	}()
+	// Bounded: the call reaches its hedge wait within moments.
+	stop := time.Now().Add(10 * time.Second)
+	for c.clock.Waiters() == 0 {
+		if time.Now().After(stop) {
+			cancel()
+			t.Fatal("the hedge never waited on the client's clock")
+		}
+		runtime.Gosched()
+	}
+	if n := c.impls[0].calls.Load() + c.impls[1].calls.Load(); n > 1 {
+		t.Errorf("%d attempts before the clock moved, want 1", n)
+	}
+	c.clock.Advance(time.Hour)
+	waitUntil(t, func() bool { return c.impls[0].calls.Load() == 1 && c.impls[1].calls.Load() == 1 })
+	cancel()
+	if err := <-done; rt.CodeOf(err) != rt.Canceled {
+		t.Errorf("the canceled call: %v", err)
 	}
 }
 

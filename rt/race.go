@@ -14,8 +14,8 @@ var errRaceLost = &Error{Code: Unavailable, Message: "no attempt could be sent"}
 
 // race sends the call to up to n providers, the first at once and each next
 // one delay later (all at once when delay is 0: forking; hedging
-// otherwise), and returns the first success. Attempts that lose are
-// canceled. Each attempt decodes into its own response message, and the
+// otherwise, the delay on the client's clock), and returns the first
+// success. Attempts that lose are canceled. Each attempt decodes into its own response message, and the
 // winner's is copied into the call's.
 func (k *call) race(n int, delay time.Duration) error {
 	ctx, cancel := context.WithCancel(k.ctx)
@@ -31,12 +31,9 @@ func (k *call) race(n int, delay time.Duration) error {
 	for range first {
 		r.launch()
 	}
-	var timer *time.Timer
 	var tick <-chan time.Time
 	if delay > 0 && r.sent < n {
-		timer = time.NewTimer(delay)
-		defer timer.Stop()
-		tick = timer.C
+		tick = k.c.o.clock.After(delay)
 	}
 	for r.pending > 0 {
 		select {
@@ -60,8 +57,7 @@ func (k *call) race(n int, delay time.Duration) error {
 			tick = nil
 			if r.sent < n && r.hedge() {
 				if r.sent < n {
-					timer.Reset(delay)
-					tick = timer.C
+					tick = k.c.o.clock.After(delay)
 				}
 			}
 		}
