@@ -325,11 +325,14 @@ func (wallClock) Now() time.Time                         { return time.Now() }
 func (wallClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 func TestHedgedCallsAvoidASlowProvider(t *testing.T) {
+	// Hedges spend the retry budget: a generous one lets every call that
+	// starts on the slow provider hedge (TestHedgesSpendTheRetryBudget
+	// tests the budget).
 	c := newClusterWith(t, 2, func(i int, impl *testImpl) {
 		if i == 0 {
 			impl.slow = time.Minute
 		}
-	}, rt.WithClock(wallClock{}))
+	}, rt.WithClock(wallClock{}), rt.WithRetryBudget(1, 1000))
 	// Without hedging, the calls that go to provider 0 would hit the
 	// deadline; the hedge after 20ms sends them to provider 1.
 	for i := 0; i < 20; i++ {
