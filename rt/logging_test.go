@@ -61,15 +61,21 @@ func TestAccessLogs(t *testing.T) {
 	e := newEnv(t, []rt.ServerOption{rt.WithServerInterceptors(rt.ServerAccessLog(l))}, rt.WithClientInterceptors(rt.ClientAccessLog(l)))
 	call(ctxT(t), e.cli, &testDesc, 0, "x")
 	call(ctxT(t), e.cli, &testDesc, 0, "fail:5:gone")
+	// A handler that panics is answered Internal below the interceptors:
+	// the server's line says so too (it had none).
+	call(ctxT(t), e.cli, &testDesc, 0, "panic")
 	mu.Lock()
 	defer mu.Unlock()
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d lines, want 4 (2 calls, both sides):\n%s", len(lines), buf.String())
+	if len(lines) != 6 {
+		t.Fatalf("%d lines, want 6 (3 calls, both sides):\n%s", len(lines), buf.String())
 	}
 	for _, want := range []string{"method=test.Echo/Echo code=OK", "method=test.Echo/Echo code=NotFound", "peer=127.0.0.1:"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("no line with %q:\n%s", want, buf.String())
 		}
+	}
+	if n := strings.Count(buf.String(), "method=test.Echo/Echo code=Internal"); n != 2 {
+		t.Errorf("%d lines of the panicked call with code=Internal, want 2 (both sides):\n%s", n, buf.String())
 	}
 }

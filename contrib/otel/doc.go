@@ -75,7 +75,8 @@
 // (CANCELLED or DEADLINE_EXCEEDED: the caller canceled or gave up); the
 // stream failing to open. A stream its caller neither reads to io.EOF nor
 // cancels keeps its span open, as it keeps the stream itself. The server
-// span ends when the handler returns, with its error's status.
+// span ends when the handler returns, with its error's status, or panics,
+// with INTERNAL (what rt answers a panic with; so do unary server spans).
 //
 // Every message sent or received on a stream adds an rpc.message event to
 // the span of its side, with rpc.message.type "SENT" or "RECEIVED",

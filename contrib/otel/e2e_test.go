@@ -27,7 +27,7 @@ import (
 
 // greeter answers "span=<id of the span in the handler's context>", and
 // fails on the names "notfound" (NotFound: the caller's fault) and "boom"
-// (a plain error: Unknown, the server's fault).
+// (a plain error: Unknown, the server's fault), and panics on "panic".
 type greeter struct{}
 
 func (greeter) SayHello(ctx context.Context, req *greeterrpc.HelloRequest) (*greeterrpc.HelloReply, error) {
@@ -36,6 +36,8 @@ func (greeter) SayHello(ctx context.Context, req *greeterrpc.HelloRequest) (*gre
 		return nil, rt.Errorf(rt.NotFound, "no greeting for %q", req.Name)
 	case "boom":
 		return nil, errors.New("boom")
+	case "panic":
+		panic("greeter panicked")
 	}
 	return &greeterrpc.HelloReply{Message: "span=" + trace.SpanContextFromContext(ctx).SpanID().String()}, nil
 }

@@ -270,20 +270,36 @@ func NewClientInterceptor(o Options) rt.ClientInterceptor {
 
 // NewServerInterceptor returns an interceptor that extracts the caller's
 // trace context from the request metadata, runs the handler under a server
-// span that is its child, and records rpc.server.call.duration. Install it
+// span that is its child, and records rpc.server.call.duration. A handler
+// that panics (rt answers INTERNAL) ends its span with INTERNAL. Install it
 // with rt.WithServerInterceptors; put it first so that the span covers the
 // other interceptors too. The interceptor is safe for concurrent use.
 func NewServerInterceptor(o Options) rt.ServerInterceptor {
 	in := newInstruments(serverSide, o)
-	return func(ctx context.Context, req rt.Message, info *rt.CallInfo, next rt.Handler) (rt.Message, error) {
+	return func(ctx context.Context, req rt.Message, info *rt.CallInfo, next rt.Handler) (resp rt.Message, err error) {
 		m := in.method(info)
 		start := time.Now()
 		ctx, span := in.startServer(ctx, m)
-		resp, err := next(ctx, req)
+		returned := false
+		defer func() {
+			if !returned {
+				in.panicked(ctx, span, m, start)
+			}
+		}()
+		resp, err = next(ctx, req)
+		returned = true
 		in.finish(ctx, span, m, err, start)
 		span.End()
 		return resp, err
 	}
+}
+
+// panicked ends the server span of a handler that panicked (or ended its
+// goroutine) with the Internal error rt answers it with; rt recovers the
+// panic below the interceptors, so it unwinds through them.
+func (in *instruments) panicked(ctx context.Context, span trace.Span, m *method, start time.Time) {
+	in.finish(ctx, span, m, rt.Errorf(rt.Internal, "%s: handler panicked", m.name), start)
+	span.End()
 }
 
 // peerAttrs returns network.peer.address and network.peer.port of a, or

@@ -188,8 +188,9 @@ func (s *clientStream) finish(err error) {
 // handler under a server span that is its child (the handler's
 // ss.Context() carries it), adds an rpc.message event for every message
 // sent and received, and, when the handler returns, ends the span with its
-// status and records rpc.server.call.duration. Install it with
-// rt.WithStreamServerInterceptors, first. The interceptor is safe for
+// status and records rpc.server.call.duration; a handler that panics (rt
+// ends the stream with INTERNAL) ends its span with INTERNAL. Install it
+// with rt.WithStreamServerInterceptors, first. The interceptor is safe for
 // concurrent use.
 func NewStreamServerInterceptor(o Options) rt.StreamServerInterceptor {
 	in := newInstruments(serverSide, o)
@@ -198,7 +199,14 @@ func NewStreamServerInterceptor(o Options) rt.StreamServerInterceptor {
 		start := time.Now()
 		ctx, span := in.startServer(ss.Context(), m)
 		s := &serverStream{ServerStreamer: ss, streamSpan: streamSpan{in: in, m: m, ctx: ctx, span: span, start: start}}
+		returned := false
+		defer func() {
+			if !returned {
+				in.panicked(ctx, span, m, start)
+			}
+		}()
 		err := next(s)
+		returned = true
 		s.end(err)
 		return err
 	}

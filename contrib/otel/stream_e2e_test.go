@@ -24,6 +24,7 @@ import (
 //   - Subscribe sends From events of the topic; topic "notfound" fails
 //     with NotFound before any, "fail" with Unavailable after one; with
 //     Follow it then waits for the stream's end and returns its error;
+//     "panic" panics after one;
 //   - Chat echoes every line, and fails with Internal on the text "fail".
 type feed struct {
 	feedrpc.UnimplementedFeedServer
@@ -54,6 +55,11 @@ func (feed) Subscribe(req *feedrpc.Subscription, s rt.ServerStreamingServer[feed
 			return err
 		}
 		return rt.Errorf(rt.Unavailable, "topic %q is gone", req.Topic)
+	case "panic":
+		if err := s.Send(&feedrpc.Event{Topic: req.Topic, Seq: 1, Text: spanID(s.Context())}); err != nil {
+			return err
+		}
+		panic("feed panicked")
 	}
 	for i := range req.From {
 		if err := s.Send(&feedrpc.Event{Topic: req.Topic, Seq: i + 1, Text: spanID(s.Context())}); err != nil {

@@ -22,8 +22,13 @@ func (v recorderVar) String() string {
 // and the Recorder reachable, for the life of the process. Publishing the
 // same Recorder under the same name again does nothing; Publish returns an
 // error, not expvar's panic, when name is empty or taken by another
-// variable.
+// variable, or when r is nil (as Client.Recorder and Server.Recorder are
+// when rt.WithObserver replaced the default Recorder): a nil Recorder's
+// variable would panic at every read of /debug/vars.
 func (r *Recorder) Publish(name string) (err error) {
+	if r == nil {
+		return fmt.Errorf("metrics: publish %q: nil Recorder (rt.WithObserver replaces the default one)", name)
+	}
 	if name == "" {
 		return fmt.Errorf("metrics: empty expvar name")
 	}

@@ -147,6 +147,20 @@ func TestPublish(t *testing.T) {
 	}
 }
 
+// TestPublishNil: Client.Recorder is nil when rt.WithObserver replaced the
+// default Recorder; publishing it must fail, not leave an expvar that
+// panics whenever /debug/vars is read.
+func TestPublishNil(t *testing.T) {
+	name := fmt.Sprintf("yrpc_metrics_test_publish_nil_%d", publishRuns.Add(1))
+	var r *Recorder
+	if err := r.Publish(name); err == nil || !strings.Contains(err.Error(), "nil Recorder") {
+		t.Errorf("Publish on a nil Recorder = %v, want a nil-Recorder error", err)
+	}
+	if v := expvar.Get(name); v != nil {
+		t.Errorf("Publish on a nil Recorder published %q", name)
+	}
+}
+
 func TestWriteTable(t *testing.T) {
 	r := NewRecorder(RecorderOptions{Buckets: testBounds, MaxSeries: 3})
 	r.Observe(attempt(1, "10.0.0.1:7000", "Unavailable", 3*ms))
