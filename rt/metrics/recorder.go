@@ -81,6 +81,9 @@ type series struct {
 	forced   atomic.Uint64
 	fallback atomic.Uint64
 	buckets  []bucket // not cumulative; len(bounds)+1, the last is +Inf
+	// okSeen is the most OK events a snapshot has reported: snapshots
+	// never report fewer (see snapshot).
+	okSeen atomic.Uint64
 
 	mu          sync.Mutex
 	otherCodes  map[string]uint64

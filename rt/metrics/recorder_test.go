@@ -286,3 +286,21 @@ func TestSnapshotMidEvent(t *testing.T) {
 		t.Errorf("count %d, errors %d, histogram %d, codes %v; want 2, 2, 1 and Unavailable only", got.Count, got.Errors, got.Latency.Count, got.Codes)
 	}
 }
+
+// A snapshot taken while an error is being recorded (its code counted, its
+// bucket not yet) reports no fewer OK events than the snapshot before it:
+// OK and Count only grow, as the counters a scraper computes rates from.
+func TestSnapshotOKNeverDrops(t *testing.T) {
+	r := NewRecorder(RecorderOptions{Buckets: testBounds})
+	for range 3 {
+		r.Observe(call("OK", ms))
+	}
+	before, _ := r.Snapshot().Call(Client, "users.Users", "Get")
+	k := seriesKey{side: Client, service: "users.Users", method: "Get"}
+	r.series.get(k).codes[codeIndex("Unavailable")].Add(1) // the bucket's add is yet to come
+	mid, _ := r.Snapshot().Call(Client, "users.Users", "Get")
+	if mid.Codes["OK"] < before.Codes["OK"] || mid.Count < before.Count || mid.Count != mid.Errors+mid.Codes["OK"] {
+		t.Errorf("before: OK %d, count %d; mid-event: OK %d, errors %d, count %d; want OK and count not below before's, count = errors + OK",
+			before.Codes["OK"], before.Count, mid.Codes["OK"], mid.Errors, mid.Count)
+	}
+}

@@ -36,6 +36,8 @@ type Series struct {
 	// (Event.Attempt > 0) and false for whole calls.
 	Attempt bool `json:"attempt,omitempty"`
 
+	// Count, Errors and every count in Codes only grow from one snapshot
+	// of a Recorder to the next, as counters do.
 	Count  uint64            `json:"count"`  // events
 	Errors uint64            `json:"errors"` // events whose code is not "OK"
 	Codes  map[string]uint64 `json:"codes"`  // events by code name; no zero entries
@@ -188,7 +190,11 @@ func (s *series) snapshot(k seriesKey, bounds []time.Duration) Series {
 	// The buckets are read after the codes, and an event adds to its code
 	// before its bucket: an error being recorded may be in the codes and
 	// not yet in the buckets, and then the histogram trails Count by it.
-	// OK is what the buckets hold beyond the other codes (see series).
+	// OK is what the buckets hold beyond the other codes (see series);
+	// while errors are being recorded that falls short of the OK events
+	// recorded, so it is never taken below what an earlier snapshot
+	// reported: OK and Count only grow from one snapshot to the next, as
+	// counters do.
 	h := Histogram{Bounds: bounds, Counts: make([]uint64, len(s.buckets))}
 	for i := range s.buckets {
 		h.Count += s.buckets[i].n.Load()
@@ -198,13 +204,28 @@ func (s *series) snapshot(k seriesKey, bounds []time.Duration) Series {
 	for _, n := range out.Codes {
 		out.Errors += n
 	}
-	out.Count = max(h.Count, out.Errors)
-	if ok := out.Count - out.Errors; ok > 0 {
+	ok := s.seenOK(max(h.Count, out.Errors) - out.Errors)
+	out.Count = max(h.Count, out.Errors+ok)
+	if ok > 0 {
 		out.Codes["OK"] = ok
 	}
 	out.Latency = h
 	out.P50, out.P99 = h.Quantile(0.5), h.Quantile(0.99)
 	return out
+}
+
+// seenOK returns the series' OK count for a snapshot that computed ok:
+// ok, or more if an earlier snapshot reported more.
+func (s *series) seenOK(ok uint64) uint64 {
+	for {
+		seen := s.okSeen.Load()
+		if ok <= seen {
+			return seen
+		}
+		if s.okSeen.CompareAndSwap(seen, ok) {
+			return ok
+		}
+	}
 }
 
 // Call returns the series of whole calls of service/method on side, and
