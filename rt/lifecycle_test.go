@@ -1,12 +1,15 @@
 package rt_test
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/registry"
 	"github.com/yrpc/yrpc/rt/wire"
 )
 
@@ -72,5 +75,72 @@ func TestIdleTimeoutSparesOpenStreams(t *testing.T) {
 	impl.release <- struct{}{}
 	if m, err := s.Recv(); err != io.EOF {
 		t.Fatalf("after the idle timeout passed: %v, %v; want the stream's normal end", m, err)
+	}
+}
+
+// slowRegistry is a registry.Memory whose Register waits for release
+// (after telling entered), as a ZooKeeper write does on a slow link.
+type slowRegistry struct {
+	*registry.Memory
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (r *slowRegistry) Register(ctx context.Context, e registry.Endpoint) error {
+	r.entered <- struct{}{}
+	<-r.release
+	return r.Memory.Register(ctx, e)
+}
+
+// TestStopWhileRegisteringLeavesNoEntry: a server stopped (Close or
+// Shutdown) while Serve is still registering its services must not stay
+// registered once both returned; before, the registration that finished
+// after the stop's deregistration stayed, and consumers kept calling a
+// provider that was gone.
+func TestStopWhileRegisteringLeavesNoEntry(t *testing.T) {
+	for _, stop := range []string{"Close", "Shutdown"} {
+		t.Run(stop, func(t *testing.T) {
+			checkLeaks(t)
+			mem := registry.NewMemory()
+			t.Cleanup(func() { mem.Close() })
+			reg := &slowRegistry{Memory: mem, entered: make(chan struct{}, 1), release: make(chan struct{})}
+			srv := rt.NewServer(rt.WithRegistry(reg))
+			srv.RegisterService(&testDesc, newTestImpl())
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			served := make(chan error, 1)
+			go func() { served <- srv.Serve(context.Background(), lis) }()
+			<-reg.entered
+			switch stop {
+			case "Close":
+				if err := srv.Close(); err != nil {
+					t.Fatal(err)
+				}
+			case "Shutdown":
+				if err := srv.Shutdown(ctxT(t)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			close(reg.release)
+			if err := <-served; !errors.Is(err, rt.ErrServerClosed) {
+				t.Fatalf("Serve: %v, want ErrServerClosed", err)
+			}
+			got := make(chan registry.Snapshot, 1)
+			unwatch, err := mem.Watch(registry.Key{Service: testDesc.Name}, func(s registry.Snapshot) {
+				select {
+				case got <- s:
+				default:
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unwatch()
+			if s := <-got; len(s.Providers) != 0 {
+				t.Fatalf("after %s and Serve returned, still registered: %+v", stop, s.Providers)
+			}
+		})
 	}
 }
