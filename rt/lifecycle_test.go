@@ -144,3 +144,36 @@ func TestStopWhileRegisteringLeavesNoEntry(t *testing.T) {
 		})
 	}
 }
+
+// TestServeAfterStopClosesTheListener: Serve on a server already closed
+// returns ErrServerClosed and closes the listener it was given, as it
+// does with the listeners it was serving. Before, the listener stayed
+// open with nobody accepting: the port stayed taken, and clients'
+// connections sat in its backlog until their preface timeout instead of
+// being refused.
+func TestServeAfterStopClosesTheListener(t *testing.T) {
+	for _, stop := range []string{"Close", "Shutdown"} {
+		t.Run(stop, func(t *testing.T) {
+			checkLeaks(t)
+			srv := rt.NewServer()
+			srv.RegisterService(&testDesc, newTestImpl())
+			if stop == "Close" {
+				srv.Close()
+			} else if err := srv.Shutdown(ctxT(t)); err != nil {
+				t.Fatal(err)
+			}
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lis.Close()
+			if err := srv.Serve(context.Background(), lis); !errors.Is(err, rt.ErrServerClosed) {
+				t.Fatalf("Serve after %s: %v, want ErrServerClosed", stop, err)
+			}
+			_ = lis.(*net.TCPListener).SetDeadline(time.Now()) // Accept returns at once either way
+			if _, err := lis.Accept(); !errors.Is(err, net.ErrClosed) {
+				t.Fatalf("the listener after Serve returned: Accept: %v, want it closed", err)
+			}
+		})
+	}
+}

@@ -17,7 +17,7 @@ import (
 // or until ctx is done (which closes the server at once). On its first call
 // it registers the server's services in the registry, if one is set. Serve
 // may be called for several listeners; it returns ErrServerClosed after
-// Shutdown or Close.
+// Shutdown or Close (and, called after them, closes lis).
 func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	if err := s.start(ctx, lis); err != nil {
 		return err
@@ -49,8 +49,9 @@ func (s *Server) start(ctx context.Context, lis net.Listener) error {
 		s.mu.Unlock()
 		return err
 	}
-	if s.closed || s.closing.Load() {
+	if s.closed || s.closing.Load() || s.withdrawn {
 		s.mu.Unlock()
+		lis.Close() // as Shutdown and Close do to the listeners served
 		return ErrServerClosed
 	}
 	if len(s.services) == 0 {
