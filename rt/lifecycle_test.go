@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -176,4 +177,144 @@ func TestServeAfterStopClosesTheListener(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stuckDeregistry is a registry.Memory whose first consumer Deregister
+// says which key it is for and waits for release.
+type stuckDeregistry struct {
+	*registry.Memory
+	once    sync.Once
+	entered chan registry.Key
+	release chan struct{}
+	updated chan registry.Snapshot
+}
+
+func (r *stuckDeregistry) Deregister(ctx context.Context, e registry.Endpoint) error {
+	if e.Role == registry.Consumer {
+		r.once.Do(func() {
+			r.entered <- e.Key
+			<-r.release
+		})
+	}
+	return r.Memory.Deregister(ctx, e)
+}
+
+// Watch tells updated of each snapshot once the watcher took it in.
+func (r *stuckDeregistry) Watch(key registry.Key, fn func(registry.Snapshot)) (func(), error) {
+	return r.Memory.Watch(key, func(s registry.Snapshot) {
+		fn(s)
+		select {
+		case r.updated <- s: // room for far more than the test makes
+		default:
+		}
+	})
+}
+
+// TestClientCloseClosesPoolsMadeDuringIt: while Client.Close stops its
+// services one after the other, a service not yet stopped may learn of a
+// new provider and a call may dial it. Close must close that connection
+// too. Before, the new provider's pool went into the map Close had
+// already emptied: its connection (and the goroutine reading it) stayed
+// open after Close returned.
+func TestClientCloseClosesPoolsMadeDuringIt(t *testing.T) {
+	checkLeaks(t)
+	srv := rt.NewServer()
+	srv.RegisterService(&testDesc, newTestImpl())
+	var lis [2]*endedListener
+	done := make(chan error, 2)
+	for i := range lis {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lis[i] = &endedListener{countingListener: countingListener{Listener: l}, gone: make(chan struct{})}
+		go func() { done <- srv.Serve(context.Background(), lis[i]) }()
+	}
+	t.Cleanup(func() { srv.Close(); <-done; <-done })
+
+	mem := registry.NewMemory()
+	t.Cleanup(func() { mem.Close() })
+	reg := &stuckDeregistry{Memory: mem, entered: make(chan registry.Key, 1), release: make(chan struct{}), updated: make(chan registry.Snapshot, 100)}
+	other := testDesc
+	other.Name = "test.Other" // served by no one: its calls fail, after dialing
+	descs := map[string]*rt.ServiceDesc{testDesc.Name: &testDesc, other.Name: &other}
+	provider := func(name, addr string) registry.Endpoint {
+		return registry.Endpoint{Key: registry.Key{Service: name}, Role: registry.Provider, Addr: addr, Weight: 100}
+	}
+	for name := range descs {
+		if err := mem.Register(ctxT(t), provider(name, lis[0].Addr().String())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cli, err := rt.NewClient(rt.WithRegistry(reg), rt.WithHeartbeat(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sd := range descs {
+		call(ctxT(t), cli, sd, 0, "x") // starts the service's watch
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- cli.Close() }()
+	stuck := <-reg.entered // Close stops this service first
+	var open *rt.ServiceDesc
+	for name, sd := range descs {
+		if name != stuck.Service {
+			open = sd
+		}
+	}
+	// The service not stopped yet moves to the other listener, and a call
+	// dials it.
+	if err := mem.Register(ctxT(t), provider(open.Name, lis[1].Addr().String())); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Deregister(ctxT(t), provider(open.Name, lis[0].Addr().String())); err != nil {
+		t.Fatal(err)
+	}
+	for s := range reg.updated { // until the service took the change in
+		if len(s.Providers) == 1 && s.Key.Service == open.Name && s.Providers[0].Addr == lis[1].Addr().String() {
+			break
+		}
+	}
+	call(ctxT(t), cli, open, 0, "x")
+	close(reg.release)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if lis[1].n.Load() == 0 {
+		return // not dialed: the call failed with ErrClientClosed
+	}
+	select {
+	case <-lis[1].gone:
+	case <-ctxT(t).Done():
+		t.Fatal("the connection dialed during Close is still open after it")
+	}
+}
+
+// endedListener is a countingListener whose first connection closes
+// gone when reading it ends (its client closed it).
+type endedListener struct {
+	countingListener
+	once sync.Once
+	gone chan struct{}
+}
+
+func (l *endedListener) Accept() (net.Conn, error) {
+	c, err := l.countingListener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &endedConn{Conn: c, l: l}, nil
+}
+
+type endedConn struct {
+	net.Conn
+	l *endedListener
+}
+
+func (c *endedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil {
+		c.l.once.Do(func() { close(c.l.gone) })
+	}
+	return n, err
 }
