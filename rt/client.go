@@ -230,6 +230,11 @@ func (c *Client) pool(addr string) *conn.Pool {
 	if p == nil {
 		p = conn.NewPool(addr, &c.cc)
 		c.pools[addr] = p
+		if c.closed {
+			// A service that Close has not stopped yet learned of a new
+			// provider: Close already closed the pools it had.
+			p.Close(&conn.Error{Code: uint8(ErrClientClosed.Code), Message: ErrClientClosed.Message})
+		}
 	}
 	return p
 }

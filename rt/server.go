@@ -35,6 +35,9 @@ type Server struct {
 	perIP     map[string]int // open connections by client IP
 	endpoints []registry.Endpoint
 	watches   []func()
+	// withdrawn: Shutdown or Close deregistered the services; a
+	// registration finishing later is undone at once (see announce).
+	withdrawn bool
 	closed    bool
 	ticking   bool
 
@@ -410,6 +413,7 @@ func (s *Server) reregister(notServing bool) {
 
 func (s *Server) deregister(ctx context.Context) {
 	s.mu.Lock()
+	s.withdrawn = true
 	eps, watches := s.endpoints, s.watches
 	s.endpoints, s.watches = nil, nil
 	s.mu.Unlock()

@@ -17,7 +17,7 @@ import (
 // or until ctx is done (which closes the server at once). On its first call
 // it registers the server's services in the registry, if one is set. Serve
 // may be called for several listeners; it returns ErrServerClosed after
-// Shutdown or Close.
+// Shutdown or Close (and, called after them, closes lis).
 func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	if err := s.start(ctx, lis); err != nil {
 		return err
@@ -49,8 +49,9 @@ func (s *Server) start(ctx context.Context, lis net.Listener) error {
 		s.mu.Unlock()
 		return err
 	}
-	if s.closed || s.closing.Load() {
+	if s.closed || s.closing.Load() || s.withdrawn {
 		s.mu.Unlock()
+		lis.Close() // as Shutdown and Close do to the listeners served
 		return ErrServerClosed
 	}
 	if len(s.services) == 0 {
@@ -175,18 +176,45 @@ func (s *Server) announce(ctx context.Context, lis net.Listener) error {
 			return fmt.Errorf("rt: register %s at %s: %w", se.key, addr, err)
 		}
 		s.mu.Lock()
-		s.endpoints = append(s.endpoints, e)
+		withdrawn := s.withdrawn
+		if !withdrawn {
+			s.endpoints = append(s.endpoints, e)
+		}
 		s.mu.Unlock()
+		if withdrawn {
+			// Shutdown or Close deregistered while this registration
+			// was under way: undo it, or the stopped server would stay
+			// listed.
+			s.unregister(e)
+			return ErrServerClosed
+		}
 		se := se
 		stop, err := reg.Watch(se.key, func(snap registry.Snapshot) { s.applyConfig(se, snap.Config) })
 		if err != nil {
 			return fmt.Errorf("rt: watch config of %s: %w", se.key, err)
 		}
 		s.mu.Lock()
-		s.watches = append(s.watches, stop)
+		withdrawn = s.withdrawn
+		if !withdrawn {
+			s.watches = append(s.watches, stop)
+		}
 		s.mu.Unlock()
+		if withdrawn {
+			stop()
+			return ErrServerClosed
+		}
 	}
 	return nil
+}
+
+// unregister removes e, which announce registered after Shutdown or
+// Close deregistered the server's entries.
+func (s *Server) unregister(e registry.Endpoint) {
+	ctx, cancel := context.WithTimeout(context.Background(), closeDeregisterTimeout)
+	defer cancel()
+	if err := s.o.registry.Deregister(ctx, e); err != nil && !errors.Is(err, registry.ErrClosed) {
+		s.o.logger.Warn("rt: deregister failed", "key", e.Key.String(), "addr", e.Addr, "err", err)
+	}
 }
 
 // applyConfig installs the governance rate limit of se (or the schema's when

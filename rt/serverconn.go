@@ -443,7 +443,7 @@ func (c *serverConn) sendGoAway() {
 }
 
 // tick closes the connection when the client is silent for three heartbeat
-// periods or idle past the idle timeout.
+// periods or idle (no call nor stream in flight) past the idle timeout.
 func (c *serverConn) tick(epoch int64, period time.Duration) {
 	if c.writer() == nil {
 		return // in its handshake (bounded by PrefaceTimeout), or handed to the HTTP/1.1 side, which has its own timeouts
@@ -458,11 +458,18 @@ func (c *serverConn) tick(epoch int64, period time.Duration) {
 		c.close(fmt.Errorf("rt: client %s silent for %v", c.nc.RemoteAddr(), silent))
 		return
 	}
-	idle := time.Duration(epoch-c.lastCall.Load()) * period
+	// Calls and streams in flight keep the connection busy, however
+	// long they last (a stream may carry a subscription that is quiet for
+	// minutes); idleness counts from the last tick that saw one.
 	c.mu.Lock()
-	busy := len(c.calls) > 0
+	busy := len(c.calls) > 0 || len(c.streams) > 0
 	c.mu.Unlock()
-	if o.idleTimeout > 0 && !busy && idle > o.idleTimeout {
+	if busy {
+		c.lastCall.Store(epoch)
+		return
+	}
+	idle := time.Duration(epoch-c.lastCall.Load()) * period
+	if o.idleTimeout > 0 && idle > o.idleTimeout {
 		c.sendGoAway()
 		c.close(fmt.Errorf("rt: client %s idle for %v", c.nc.RemoteAddr(), idle))
 	}
