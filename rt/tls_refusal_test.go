@@ -21,6 +21,10 @@ import (
 // The server keeps serving.
 func TestPlaintextHTTPRefusedWithReason(t *testing.T) {
 	checkLeaks(t)
+	// Made first: newEnv checks for leaks when its cleanup has run, and
+	// would count the goroutines of a server made after it and closed
+	// after that check.
+	plain := newEnv(t, nil)
 	ca := testcerts.NewCA(t, "test CA")
 	e := newTLSEnv(t, testcerts.ServerConfig(ca.Issue(t, testcerts.Leaf{CN: "server"}), nil))
 
@@ -36,7 +40,6 @@ func TestPlaintextHTTPRefusedWithReason(t *testing.T) {
 
 	// The refused call did not run: it goes on to a plaintext provider
 	// (a migration where some servers require TLS already).
-	plain := newEnv(t, nil)
 	mixed, err := rt.NewClient(rt.WithAddrs("grpc://"+e.addr, "grpc://"+plain.lis.Addr().String()),
 		rt.WithBalancer(balance.NewRoundRobin(balance.Options{})))
 	if err != nil {
