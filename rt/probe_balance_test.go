@@ -1,10 +1,15 @@
 package rt_test
 
 import (
+	"cmp"
 	"context"
+	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/yrpc/yrpc/rt"
 	"github.com/yrpc/yrpc/rt/balance"
@@ -88,4 +93,117 @@ func TestEmptyHashKeyIsAKey(t *testing.T) {
 	if owners > 2 {
 		t.Errorf("calls with 2 distinct keys went to %d providers", owners)
 	}
+}
+
+// waitProviders polls the client's view of testDesc until ok accepts it.
+func waitProviders(t *testing.T, c *cluster, ok func([]rt.ProviderStatus) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !ok(c.cli.Providers(&testDesc)); {
+		if time.Now().After(deadline) {
+			t.Fatalf("providers never reached the expected state: %+v", c.cli.Providers(&testDesc))
+		}
+		runtime.Gosched()
+	}
+}
+
+// split makes n calls and returns how many each provider served.
+func split(t *testing.T, c *cluster, n int) []int64 {
+	t.Helper()
+	before := make([]int64, len(c.impls))
+	for i, impl := range c.impls {
+		before[i] = impl.calls.Load()
+	}
+	for i := 0; i < n; i++ {
+		if _, err := call(ctxT(t), c.cli, &testDesc, 2, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := make([]int64, len(c.impls))
+	for i, impl := range c.impls {
+		out[i] = impl.calls.Load() - before[i]
+	}
+	return out
+}
+
+// TestReweightAtRunTime changes a provider's weight through the
+// governance config; weighted_round_robin then splits the calls exactly
+// in proportion.
+func TestReweightAtRunTime(t *testing.T) {
+	c := newCluster(t, 3, rt.WithBalancer(balance.NewWeightedRoundRobin(balance.Options{})))
+	if got := split(t, c, 300); !slices.Equal(got, []int64{100, 100, 100}) {
+		t.Fatalf("equal weights: split %v", got)
+	}
+	setWeight := func(w int) {
+		if err := c.reg.UpdateConfig(context.Background(), registry.Key{Service: testDesc.Name}, func(cfg *registry.Config) error {
+			cfg.Instances = map[string]registry.InstanceConfig{c.addr(0): {Weight: w}}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		waitProviders(t, c, func(ps []rt.ProviderStatus) bool { return len(ps) == 3 && ps[0].Weight == cmp.Or(w, 100) })
+	}
+	setWeight(300)
+	if got := split(t, c, 500); !slices.Equal(got, []int64{300, 100, 100}) {
+		t.Fatalf("weight 300 vs 100: split %v", got)
+	}
+	setWeight(0) // removes the override
+	if got := split(t, c, 300); !slices.Equal(got, []int64{100, 100, 100}) {
+		t.Fatalf("override removed: split %v", got)
+	}
+}
+
+// TestWarmUpOnTheClientsClock registers a provider that just started: it
+// gets weight*uptime/WarmUp of the calls, as the injected clock moves.
+func TestWarmUpOnTheClientsClock(t *testing.T) {
+	c := newCluster(t, 2, rt.WithBalancer(balance.NewWeightedRoundRobin(balance.Options{})))
+	if _, err := call(ctxT(t), c.cli, &testDesc, 2, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.reg.Register(context.Background(), registry.Endpoint{Key: registry.Key{Service: testDesc.Name}, Role: registry.Provider,
+		Addr: c.addr(1), Weight: 100, StartTime: c.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the new start time: at uptime 0 provider 1 has weight 1.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		got := split(t, c, 101)
+		if slices.Equal(got, []int64{100, 1}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("uptime 0: split %v", got)
+		}
+	}
+	c.clock.Advance(balance.DefaultWarmUp / 4)
+	if got := split(t, c, 125); !slices.Equal(got, []int64{100, 25}) {
+		t.Fatalf("uptime WarmUp/4: split %v", got)
+	}
+	c.clock.Advance(balance.DefaultWarmUp / 4)
+	if got := split(t, c, 150); !slices.Equal(got, []int64{100, 50}) {
+		t.Fatalf("uptime WarmUp/2: split %v", got)
+	}
+	c.clock.Advance(balance.DefaultWarmUp)
+	if got := split(t, c, 200); !slices.Equal(got, []int64{100, 100}) {
+		t.Fatalf("warm: split %v", got)
+	}
+}
+
+// TestAllDrainingNamesTheService drains every provider: a call fails with
+// Unavailable, naming the service and why.
+func TestAllDrainingNamesTheService(t *testing.T) {
+	c := newCluster(t, 2)
+	if err := c.reg.UpdateConfig(context.Background(), registry.Key{Service: testDesc.Name}, func(cfg *registry.Config) error {
+		cfg.Instances = map[string]registry.InstanceConfig{c.addr(0): {Draining: true}, c.addr(1): {Draining: true}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := call(ctxT(t), c.cli, &testDesc, 0, "x"); err != nil {
+		t.Logf("first call: %v", err)
+	}
+	waitProviders(t, c, func(ps []rt.ProviderStatus) bool { return len(ps) == 2 && ps[0].Draining && ps[1].Draining })
+	_, err := call(ctxT(t), c.cli, &testDesc, 0, "x")
+	if rt.CodeOf(err) != rt.Unavailable || !strings.Contains(err.Error(), "test.Echo") || !strings.Contains(err.Error(), "draining") {
+		t.Fatalf("all draining: %v", err)
+	}
+	t.Log(err)
 }
