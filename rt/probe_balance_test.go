@@ -207,3 +207,52 @@ func TestAllDrainingNamesTheService(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// TestTagsWithEqualSigns routes by two tags that read the same when
+// joined with "=": key "a=b" value "c", and key "a" value "b=c". Each goes
+// to its own provider, whichever was asked for first.
+func TestTagsWithEqualSigns(t *testing.T) {
+	c := newCluster(t, 2)
+	key := registry.Key{Service: testDesc.Name}
+	for i, tags := range []map[string]string{{"a=b": "c"}, {"a": "b=c"}} {
+		if err := c.reg.Register(context.Background(), registry.Endpoint{Key: key, Role: registry.Provider, Addr: c.addr(i), Weight: 100,
+			Tags: tags}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := ctxT(t)
+	// Wait until the tags reached the client.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		before := c.impls[1].calls.Load()
+		if _, err := call(ctx, c.cli, &testDesc, 0, "x", rt.WithTag("a", "b=c")); err != nil {
+			t.Fatal(err)
+		}
+		if c.impls[1].calls.Load() > before && c.cli.Providers(&testDesc) != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the tags never reached the client")
+		}
+	}
+	// Re-register to get a fresh view whose tag cache is empty, then
+	// ask for "a=b"="c" first.
+	if err := c.reg.Register(context.Background(), registry.Endpoint{Key: key, Role: registry.Provider, Addr: c.addr(0), Weight: 50,
+		Tags: map[string]string{"a=b": "c"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitProviders(t, c, func(ps []rt.ProviderStatus) bool { return len(ps) == 2 && ps[0].Weight == 50 })
+	for _, tc := range []struct {
+		k, v string
+		want int
+	}{{"a=b", "c", 0}, {"a", "b=c", 1}} {
+		for range 10 {
+			before := c.impls[tc.want].calls.Load()
+			if _, err := call(ctx, c.cli, &testDesc, 0, "x", rt.WithTag(tc.k, tc.v)); err != nil {
+				t.Fatal(err)
+			}
+			if c.impls[tc.want].calls.Load() == before {
+				t.Fatalf("WithTag(%q, %q) did not go to provider %d", tc.k, tc.v, tc.want)
+			}
+		}
+	}
+}

@@ -316,7 +316,7 @@ type svcView struct {
 	mocks    []mockRule // by method index; Action/Mode zero: none
 	draining int
 	builder  balance.Builder
-	tagged   sync.Map // "key=value" -> *svcView
+	tagged   sync.Map // tagKey -> *svcView, for tags some provider has
 }
 
 // byAddr sorts a view's providers by address.
@@ -340,9 +340,12 @@ func (v *svcView) build(b balance.Builder, now time.Time) {
 }
 
 // withTag returns the view of the providers tagged key=value, or v itself
-// when none is.
+// when none is. Views of tags that some provider has are kept with v (so
+// there are at most as many as the providers' distinct tags); a tag no
+// provider has is not remembered, so callers passing many distinct values
+// do not grow v.
 func (v *svcView) withTag(key, value string, now time.Time) *svcView {
-	k := key + "=" + value
+	k := tagKey{key, value}
 	if t, ok := v.tagged.Load(k); ok {
 		return t.(*svcView)
 	}
@@ -355,13 +358,17 @@ func (v *svcView) withTag(key, value string, now time.Time) *svcView {
 		}
 	}
 	if len(t.eps) == 0 {
-		t = v
-	} else {
-		t.build(v.builder, now)
+		return v
 	}
+	t.build(v.builder, now)
 	got, _ := v.tagged.LoadOrStore(k, t)
 	return got.(*svcView)
 }
+
+// tagKey is a tag routing's key and value, the key of svcView.tagged (a
+// "key=value" string would confuse key "a=b" value "c" with key "a" value
+// "b=c").
+type tagKey struct{ key, value string }
 
 // pick chooses a provider whose breaker admits a call of method; key
 // names the service in errors and debug logs (nil log: no debug logging).
