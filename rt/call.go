@@ -278,13 +278,20 @@ func (k *call) tryTimeout() time.Duration {
 }
 
 // hashKey returns the call's consistent-hash key: the call option's, else
-// the method's hash-key field, else none.
+// the method's hash-key field (an empty field is the empty key, never
+// none), else none.
 func (k *call) hashKey() []byte {
 	if k.opts.hasHashKey {
 		return k.opts.hashKey
 	}
 	if hk := k.info.Method.HashKey; hk != nil {
 		k.key = hk(k.req, k.key[:0])
+		if k.key == nil {
+			// An empty field is a key too: nil would make the call's
+			// provider random, and only until the pooled call has had
+			// a key once.
+			k.key = []byte{}
+		}
 		return k.key
 	}
 	return nil

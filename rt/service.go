@@ -197,16 +197,17 @@ func (st *svcState) rebuild(now time.Time) {
 		if ep.weight <= 0 {
 			ep.weight = balance.DefaultWeight
 		}
-		ep.start, ep.tags = p.StartTime, p.Tags
 		ep.setMeta(p)
 		v.eps = append(v.eps, ep)
+		v.nodes = append(v.nodes, balance.Node{Addr: ep.addr, Weight: ep.weight, StartTime: p.StartTime, Active: &ep.active})
+		v.tags = append(v.tags, p.Tags)
 	}
 	for addr := range st.eps {
 		if !seen[addr] {
 			delete(st.eps, addr)
 		}
 	}
-	sort.Slice(v.eps, func(i, j int) bool { return v.eps[i].addr < v.eps[j].addr })
+	sort.Sort(byAddr{v})
 	v.build(st.builder, now)
 	v.mocks = buildMocks(st.sd, snap.Config, o.logger)
 	st.view.Store(v)
@@ -271,9 +272,7 @@ func (st *svcState) registryClosed(m *MethodDesc) error {
 // endpoint is one provider of one service as the client sees it.
 type endpoint struct {
 	addr   string
-	weight int
-	start  time.Time
-	tags   map[string]string
+	weight int                          // the effective weight, for Providers; set and read with svcState.mu held
 	meta   atomic.Pointer[endpointMeta] // read by calls, set by rebuild
 	active atomic.Int64
 	br     *breaker.Breaker
@@ -304,49 +303,72 @@ func (ep *endpoint) setMeta(p registry.Endpoint) {
 }
 
 // svcView is an immutable picture of a service's routable providers.
+// What the balancer and the tag router read of each provider (weight,
+// start time, tags) is copied into nodes and tags when the view is made:
+// the registry's next update changes the endpoints while calls still pick
+// from this view.
 type svcView struct {
 	eps      []*endpoint
+	nodes    []balance.Node      // nodes[i] is eps[i] as the balancer sees it
+	tags     []map[string]string // tags[i] is eps[i]'s tags
 	picker   balance.Picker
 	expires  time.Time
 	mocks    []mockRule // by method index; Action/Mode zero: none
 	draining int
 	builder  balance.Builder
-	tagged   sync.Map // "key=value" -> *svcView
+	tagged   sync.Map // tagKey -> *svcView, for tags some provider has
+}
+
+// byAddr sorts a view's providers by address.
+type byAddr struct{ v *svcView }
+
+func (s byAddr) Len() int           { return len(s.v.eps) }
+func (s byAddr) Less(i, j int) bool { return s.v.eps[i].addr < s.v.eps[j].addr }
+func (s byAddr) Swap(i, j int) {
+	v := s.v
+	v.eps[i], v.eps[j] = v.eps[j], v.eps[i]
+	v.nodes[i], v.nodes[j] = v.nodes[j], v.nodes[i]
+	v.tags[i], v.tags[j] = v.tags[j], v.tags[i]
 }
 
 func (v *svcView) build(b balance.Builder, now time.Time) {
 	v.builder = b
-	nodes := make([]balance.Node, len(v.eps))
-	for i, ep := range v.eps {
-		nodes[i] = balance.Node{Addr: ep.addr, Weight: ep.weight, StartTime: ep.start, Active: &ep.active}
-	}
-	v.picker = b.Build(nodes, now)
+	v.picker = b.Build(v.nodes, now)
 	if e, ok := v.picker.(balance.Expirer); ok {
 		v.expires = e.Expires()
 	}
 }
 
 // withTag returns the view of the providers tagged key=value, or v itself
-// when none is.
+// when none is. Views of tags that some provider has are kept with v (so
+// there are at most as many as the providers' distinct tags); a tag no
+// provider has is not remembered, so callers passing many distinct values
+// do not grow v.
 func (v *svcView) withTag(key, value string, now time.Time) *svcView {
-	k := key + "=" + value
+	k := tagKey{key, value}
 	if t, ok := v.tagged.Load(k); ok {
 		return t.(*svcView)
 	}
 	t := &svcView{mocks: v.mocks, draining: v.draining}
-	for _, ep := range v.eps {
-		if ep.tags[key] == value {
+	for i, ep := range v.eps {
+		if v.tags[i][key] == value {
 			t.eps = append(t.eps, ep)
+			t.nodes = append(t.nodes, v.nodes[i])
+			t.tags = append(t.tags, v.tags[i])
 		}
 	}
 	if len(t.eps) == 0 {
-		t = v
-	} else {
-		t.build(v.builder, now)
+		return v
 	}
+	t.build(v.builder, now)
 	got, _ := v.tagged.LoadOrStore(k, t)
 	return got.(*svcView)
 }
+
+// tagKey is a tag routing's key and value, the key of svcView.tagged (a
+// "key=value" string would confuse key "a=b" value "c" with key "a" value
+// "b=c").
+type tagKey struct{ key, value string }
 
 // pick chooses a provider whose breaker admits a call of method; key
 // names the service in errors and debug logs (nil log: no debug logging).
