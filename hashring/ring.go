@@ -24,7 +24,10 @@ const (
 // Node is one member of a Ring.
 type Node struct {
 	// Key identifies the node on the ring (typically "host:port"). Keys
-	// should be unique: nodes with equal keys get the same points.
+	// should be unique: nodes with equal keys get the same points, which
+	// the first of them owns, so the others get no key of their own (Get
+	// never returns them) and are reached only as the next node clockwise
+	// (Next, GetN).
 	Key string
 	// Weight is the node's relative share of the ring; zero or negative
 	// means one WeightUnit.
@@ -277,7 +280,7 @@ func (r *Ring) GetBounded(key []byte, load func(i int) int64, total int64) int {
 }
 
 // Capacity returns the bounded-load capacity of node i when the nodes
-// carry total load: ceil(c*(total+1)*w/W).
+// carry total load: ceil(c*(total+1)*w/W); a negative total counts as 0.
 func (r *Ring) Capacity(i int, total int64) int64 {
 	if i < 0 || i >= len(r.weights) {
 		return 0
@@ -289,6 +292,7 @@ func (r *Ring) Capacity(i int, total int64) int64 {
 // exact ceil(c*(total+1)/n).
 // It saturates at MaxInt64 (c may be +Inf: no bound).
 func (r *Ring) capacity(i int, total int64) int64 {
+	total = max(total, 0) // a caller's miscount must not refuse every node
 	x := math.Ceil(r.c * (float64(total) + 1) * r.weights[i] / r.sumW)
 	if x >= math.MaxInt64 {
 		return math.MaxInt64

@@ -182,3 +182,17 @@ func TestWeight(t *testing.T) {
 		t.Errorf("ratio = %.3f, want 2 ± 10%%", ratio)
 	}
 }
+
+// A negative total (a caller's miscount) counts as no load: every node
+// keeps a capacity of at least 1, and GetBounded still places keys.
+func TestNegativeTotal(t *testing.T) {
+	r := New([]Node{{Key: "a"}, {Key: "b"}}, Options{})
+	for i := range 2 {
+		if c := r.Capacity(i, -5); c < 1 {
+			t.Errorf("Capacity(%d, -5) = %d, want >= 1", i, c)
+		}
+	}
+	if i := r.GetBounded([]byte("k"), func(int) int64 { return 0 }, -5); i < 0 {
+		t.Errorf("GetBounded with total -5 = %d, want a node", i)
+	}
+}
