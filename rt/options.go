@@ -153,8 +153,8 @@ func (s *sharedConfig) readerOptions(features wire.Features) wire.ReaderOptions 
 // deregistration is never silent.
 func WithLogger(l *slog.Logger) Option { return sharedOption(func(s *sharedConfig) { s.logger = l }) }
 
-// WithClock sets the clock of breakers, limiters, warm-up, the retry budget
-// and retry backoff. Default: the system clock.
+// WithClock sets the clock of breakers, limiters, warm-up, the retry budget,
+// retry backoff and hedge delays. Default: the system clock.
 func WithClock(c Clock) Option { return sharedOption(func(s *sharedConfig) { s.clock = c }) }
 
 // WithRegistry sets the registry: the server registers its services there,
