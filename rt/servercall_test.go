@@ -92,7 +92,9 @@ func TestNewServerCall(t *testing.T) {
 			if tc.room || tc.n == 0 {
 				want = 1
 			}
-			if got := testing.AllocsPerRun(50, func() { _, _ = newServerCall(req, body) }); got != want {
+			// Many runs: what other tests' goroutines still allocate meanwhile is
+			// counted too, and must not reach one per run.
+			if got := testing.AllocsPerRun(1000, func() { _, _ = newServerCall(req, body) }); got != want {
 				t.Errorf("%v allocations, want %v", got, want)
 			}
 			if !tc.room || strconv.IntSize == 32 {
