@@ -68,6 +68,9 @@ from a directory's name. init's go:generate line relies on it.`)
 	if err != nil {
 		return err
 	}
+	if err := checkTarget(dir, spec.SchemaPkg); err != nil {
+		return err
+	}
 	written, removed, err := writeFiles(dir, files)
 	if *verbose {
 		for _, f := range written {
