@@ -10,7 +10,8 @@
 //	yrpcc version
 //	yrpcc ctl [-zk HOST:PORT,...] [-root PATH] COMMAND ...
 //
-// SCHEMA is a schema package directory (./schema) or import path. generate
+// SCHEMA is a schema package directory (./schema; a bare name such as
+// schema is the directory when it exists) or an import path. generate
 // writes by default into NAMErpc beside the schema directory, where NAME
 // is the import path element above the schema package (example.com/shop/schema
 // in ./schema generates package shoprpc in ./shoprpc); the same NAME is the

@@ -134,7 +134,7 @@ func (e *Env) usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nSCHEMA is a schema package directory (./schema) or import path.\nRun yrpcc help COMMAND (or yrpcc COMMAND --help) for a command's flags.\n")
+	fmt.Fprintf(w, "\nSCHEMA is a schema package directory (./schema; a bare name such as schema is\nthe directory when it exists) or an import path.\nRun yrpcc help COMMAND (or yrpcc COMMAND --help) for a command's flags.\n")
 }
 
 // flagSet returns a flag set for command name whose --help prints to
@@ -197,6 +197,7 @@ func (e *Env) loadSchema(ctx context.Context, cmd string, args []string, opts lo
 	if len(args) != 1 {
 		return nil, usagef("want one schema package, got %d arguments", len(args))
 	}
+	args = []string{e.schemaArg(args[0])}
 	opts.Dir = e.Dir
 	done := e.notice(fmt.Sprintf("yrpcc %s: loading schema %s (the first run builds it, this can take a minute)...", cmd, args[0]),
 		fmt.Sprintf("yrpcc %s: loading schema %s took", cmd, args[0]))
@@ -265,6 +266,17 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// schemaArg returns the schema argument a as the loader should see it: a
+// bare relative directory such as "schema" (the directory init writes)
+// becomes "./schema", since the go command would read it as an import path
+// and answer "package schema is not in std"; anything else is unchanged.
+func (e *Env) schemaArg(a string) string {
+	if !looksLikePath(a) && isDir(e.path(a)) {
+		return "./" + a
+	}
+	return a
 }
 
 // looksLikePath reports whether a schema argument is a directory path

@@ -37,7 +37,7 @@ from a directory's name. init's go:generate line relies on it.`)
 	if len(rest) != 1 {
 		return usagef("want one schema package, got %d arguments", len(rest))
 	}
-	schemaArg := rest[0]
+	schemaArg := e.schemaArg(rest[0])
 	if looksLikePath(schemaArg) && !isDir(e.path(schemaArg)) {
 		return fmt.Errorf("schema directory %q does not exist", schemaArg)
 	}
@@ -50,7 +50,7 @@ from a directory's name. init's go:generate line relies on it.`)
 	// The protobuf package (the method-ID namespace) does not depend on
 	// where the code goes: schema.Package, else a name from the schema's
 	// import path, as describe and proto use.
-	spec, err := e.loadSchema(ctx, "generate", rest, load.Options{})
+	spec, err := e.loadSchema(ctx, "generate", []string{schemaArg}, load.Options{})
 	if err != nil {
 		return err
 	}
@@ -66,6 +66,9 @@ from a directory's name. init's go:generate line relies on it.`)
 	}
 	files, err := e.Generate(spec, gen.Config{Package: name, ImportPath: importPath(dir)})
 	if err != nil {
+		return err
+	}
+	if err := checkTarget(dir, spec.SchemaPkg); err != nil {
 		return err
 	}
 	written, removed, err := writeFiles(dir, files)
