@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -176,6 +177,27 @@ func TestServeAfterStopClosesTheListener(t *testing.T) {
 				t.Fatalf("the listener after Serve returned: Accept: %v, want it closed", err)
 			}
 		})
+	}
+}
+
+// Serve that cannot start (no service registered) closes its listener
+// too, as net/http's Serve does: clients are refused at once instead of
+// waiting in the listener's backlog for a preface that never comes.
+func TestServeThatCannotStartClosesTheListener(t *testing.T) {
+	checkLeaks(t)
+	srv := rt.NewServer()
+	defer srv.Close()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	if err := srv.Serve(context.Background(), lis); err == nil || !strings.Contains(err.Error(), "no services registered") {
+		t.Fatalf("Serve without services: %v", err)
+	}
+	_ = lis.(*net.TCPListener).SetDeadline(time.Now()) // Accept returns at once either way
+	if _, err := lis.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("the listener after Serve returned: Accept: %v, want it closed", err)
 	}
 }
 

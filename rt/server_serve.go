@@ -17,9 +17,11 @@ import (
 // or until ctx is done (which closes the server at once). On its first call
 // it registers the server's services in the registry, if one is set. Serve
 // may be called for several listeners; it returns ErrServerClosed after
-// Shutdown or Close (and, called after them, closes lis).
+// Shutdown or Close. Like net/http's, it closes lis when it returns, also
+// when it could not start (no service registered, the registry refused).
 func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	if err := s.start(ctx, lis); err != nil {
+		lis.Close()
 		return err
 	}
 	stop := context.AfterFunc(ctx, func() { _ = s.Close() })
@@ -51,7 +53,6 @@ func (s *Server) start(ctx context.Context, lis net.Listener) error {
 	}
 	if s.closed || s.closing.Load() || s.withdrawn {
 		s.mu.Unlock()
-		lis.Close() // as Shutdown and Close do to the listeners served
 		return ErrServerClosed
 	}
 	if len(s.services) == 0 {
