@@ -47,3 +47,30 @@ func TestCallCanceledBeforeSendingIsNotSent(t *testing.T) {
 	}
 }
 
+// Response metadata keys starting with "yrpc-" are the runtime's: a
+// handler (here an interceptor forwarding an upstream's answer whole,
+// refusal marker included) cannot mark its failed call as refused unrun,
+// which made clients send a non-idempotent call to every provider in
+// turn, nor as mocked. Its own keys go through.
+func TestHandlerCannotSpoofReservedResponseMetadata(t *testing.T) {
+	forward := func(ctx context.Context, req rt.Message, info *rt.CallInfo, next rt.Handler) (rt.Message, error) {
+		_, _ = next(ctx, req)
+		upstream := rt.MD{"yrpc-refused", "1", "yrpc-mock", "forced", "upstream", "busy"}
+		rt.SetResponseMetadata(ctx, upstream...)
+		return nil, rt.Errorf(rt.Unavailable, "upstream refused the call")
+	}
+	c := newClusterServing(t, 3, func(int, *testImpl) {}, func(int) []rt.ServerOption {
+		return []rt.ServerOption{rt.WithServerInterceptors(forward)}
+	})
+	var md rt.MD
+	_, err := call(ctxT(t), c.cli, &testDesc, 0, "x", rt.ResponseMetadata(&md))
+	if rt.CodeOf(err) != rt.Unavailable || !rt.IsRemote(err) {
+		t.Fatalf("err = %v, want the handler's Unavailable", err)
+	}
+	if n := c.executions(); n != 1 {
+		t.Errorf("the non-idempotent call ran %d times, want 1", n)
+	}
+	if md.Get("yrpc-refused") != "" || md.Get("yrpc-mock") != "" || md.Get("upstream") != "busy" {
+		t.Errorf("response metadata %v: want upstream=busy and no yrpc- key", md)
+	}
+}
