@@ -74,3 +74,30 @@ func TestHandlerCannotSpoofReservedResponseMetadata(t *testing.T) {
 		t.Errorf("response metadata %v: want upstream=busy and no yrpc- key", md)
 	}
 }
+
+// An answer over the limits the client announced fails that call alone,
+// with ResourceExhausted naming the method and the limit; the connection
+// stays up for the next calls.
+func TestAnswerOverClientLimitsNamesMethod(t *testing.T) {
+	e := newEnv(t, nil, rt.WithMaxFrameSize(64<<10), rt.WithMaxMetadataSize(1024))
+	for _, c := range []struct {
+		name  string
+		ctx   context.Context
+		req   string
+		limit string
+	}{
+		{"body", ctxT(t), "reply:" + strings.Repeat("y", 100<<10), "65536"},
+		{"metadata", rt.WithMetadata(ctxT(t), "k", strings.Repeat("v", 2000)), "md", "1024"},
+	} {
+		_, err := call(c.ctx, e.cli, &testDesc, 0, c.req)
+		if rt.CodeOf(err) != rt.ResourceExhausted || !strings.Contains(err.Error(), "test.Echo/Echo") || !strings.Contains(err.Error(), c.limit) {
+			t.Errorf("%s over the client's limit: %v, want ResourceExhausted naming test.Echo/Echo and %s", c.name, err, c.limit)
+		}
+		if got, err := call(ctxT(t), e.cli, &testDesc, 0, "next"); err != nil || got != "next" {
+			t.Fatalf("after the %s over the limit: %q, %v", c.name, got, err)
+		}
+	}
+	if n := e.srv.Stats().Conns; n != 1 {
+		t.Errorf("server has %d connections, want the client's one", n)
+	}
+}
