@@ -144,10 +144,16 @@ func (k *call) failover() error {
 			continue
 		}
 		att++
-		if att > 1 && k.ctx.Err() != nil {
+		if cerr := k.ctx.Err(); cerr != nil {
 			// The caller is gone: no attempt leaves after its context
-			// ended (it could run on the provider for no one).
+			// ended (it could run on the provider for no one), the first
+			// one included (a oneway call would report success).
 			ep.br.Release(ticket)
+			if err == nil {
+				e := ctxError(cerr, k.info.Method.FullName).(*Error)
+				e.Message += " before sending"
+				err = e
+			}
 			break
 		}
 		a := &k.a

@@ -3,6 +3,7 @@ package rt
 import (
 	"context"
 	"net"
+	"strings"
 	"sync"
 	"time"
 )
@@ -174,8 +175,13 @@ func CallInfoFrom(ctx context.Context) (*CallInfo, bool) {
 }
 
 // SetResponseMetadata adds kv (flattened pairs) to the metadata sent back
-// with the response of the call that ctx serves. It reports false when ctx
-// is not a handler context or the response was already sent.
+// with the response of the call that ctx serves. Pairs whose key starts
+// with "yrpc-" are dropped: those keys are the runtime's, and a handler
+// that passed one on (say, an upstream's answer forwarded whole) must not
+// tell its caller that the call was refused unrun ("yrpc-refused", which
+// lets clients retry non-idempotent calls elsewhere) or mocked. It reports
+// false when ctx is not a handler context or the response was already
+// sent.
 func SetResponseMetadata(ctx context.Context, kv ...string) bool {
 	c, ok := ctx.Value(serverCallKey{}).(*callCtx)
 	if !ok {
@@ -186,7 +192,16 @@ func SetResponseMetadata(ctx context.Context, kv ...string) bool {
 	if c.finished {
 		return false
 	}
-	c.respMD = append(c.respMD, Pairs(kv...)...)
+	for i := 0; i < len(kv); i += 2 {
+		if strings.HasPrefix(kv[i], reservedPrefix) {
+			continue
+		}
+		v := ""
+		if i+1 < len(kv) {
+			v = kv[i+1]
+		}
+		c.respMD = append(c.respMD, kv[i], v)
+	}
 	return true
 }
 

@@ -73,6 +73,8 @@ func (md MD) String() string {
 
 // Reserved metadata keys.
 const (
+	// reservedPrefix starts every key reserved for the runtime.
+	reservedPrefix = "yrpc-"
 	// MDAttempt carries the attempt number (2, 3, ...) of a retried call.
 	MDAttempt = "yrpc-attempt"
 	// MDApp carries the calling application's name (per-app rate limits).

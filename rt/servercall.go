@@ -65,7 +65,7 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 		case r.notRun:
 			c.refuse(f.ID, r.err.Code, r.err.Message)
 		default:
-			c.reply(f.ID, nil, r.err, nil, sock.Held)
+			c.reply(f.ID, "", nil, r.err, nil, sock.Held)
 		}
 		return nil
 	}
@@ -77,7 +77,7 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 			s.conc.Release()
 		}
 		if !oneway {
-			c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: decode request: %v", me.info.Method.FullName, err), nil, sock.Held)
+			c.reply(f.ID, me.info.Method.FullName, nil, Errorf(InvalidArgument, "%s: decode request: %v", me.info.Method.FullName, err), nil, sock.Held)
 		}
 		return nil
 	}
@@ -109,7 +109,7 @@ func (c *serverConn) request(f *wire.Frame) *serverCall {
 			if s.conc != nil {
 				s.conc.Release()
 			}
-			c.reply(f.ID, nil, Errorf(InvalidArgument, "%s: request id %d is in use by a call in flight", me.info.Method.FullName, f.ID), nil, sock.Held)
+			c.reply(f.ID, me.info.Method.FullName, nil, Errorf(InvalidArgument, "%s: request id %d is in use by a call in flight", me.info.Method.FullName, f.ID), nil, sock.Held)
 			return nil
 		}
 	}
@@ -235,7 +235,7 @@ func (sc *serverCall) answer(mode sock.WriteMode, resp Message, err error) {
 			mode = sock.Direct
 		}
 		c.mu.Unlock()
-		c.reply(sc.id, resp, err, md, mode)
+		c.reply(sc.id, sc.me.info.Method.FullName, resp, err, md, mode)
 	}
 	sc.me.reuseRequest(sc.req) // after reply: the response may be the request
 	// A handler that keeps its context, or a string of its request (see
@@ -296,15 +296,16 @@ func authorize(ctx *callCtx, me *methodEntry, o *serverConfig) error {
 	return nil
 }
 
-// reply writes a response frame: resp when err is nil, else err's code and
-// message, written as mode says.
-func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode sock.WriteMode) {
+// reply writes a response frame of call id to method name ("" when
+// unknown): resp when err is nil, else err's code and message, written as
+// mode says.
+func (c *serverConn) reply(id uint32, name string, resp Message, err error, md MD, mode sock.WriteMode) {
 	h := wire.Header{Type: wire.TypeResponse, ID: id}
 	size := 0 // the response's, computed once: Size walks the message
 	if err == nil && resp != nil {
 		size = resp.Size()
 	}
-	if cerr := c.fits(&h, size, err, md); cerr != nil {
+	if cerr := c.fits(name, &h, size, err, md); cerr != nil {
 		// The client would close the connection on it (and fail its other
 		// calls): this call alone fails.
 		resp, err, md = nil, cerr, nil
@@ -337,10 +338,10 @@ func (c *serverConn) reply(id uint32, resp Message, err error, md MD, mode sock.
 	}
 }
 
-// fits checks an answer against the client's announced limits: nil, or
-// the error to answer with instead. size is the response's size when err
-// is nil.
-func (c *serverConn) fits(h *wire.Header, size int, err error, md MD) *Error {
+// fits checks an answer to method name against the client's announced
+// limits: nil, or the error to answer with instead, which names the
+// method. size is the response's size when err is nil.
+func (c *serverConn) fits(name string, h *wire.Header, size int, err error, md MD) *Error {
 	if err != nil {
 		size = len(errorMessage(err))
 	}
@@ -348,13 +349,17 @@ func (c *serverConn) fits(h *wire.Header, size int, err error, md MD) *Error {
 	if cerr == nil {
 		return nil
 	}
-	c.srv.o.logger.Warn("rt: answer over the client's limits", "peer", c.raw.RemoteAddr().String(), "err", cerr)
-	return &Error{Code: ResourceExhausted, Message: "the answer exceeds the client's limits: " + cerr.Error(), Cause: cerr}
+	c.srv.o.logger.Warn("rt: answer over the client's limits", "method", name, "peer", c.raw.RemoteAddr().String(), "err", cerr)
+	msg := "the answer exceeds the client's limits: " + cerr.Error()
+	if name != "" {
+		msg = name + ": " + msg
+	}
+	return &Error{Code: ResourceExhausted, Message: msg, Cause: cerr}
 }
 
 // refuse answers a call that did not run: the client may retry it elsewhere.
 func (c *serverConn) refuse(id uint32, code Code, msg string) {
-	c.reply(id, nil, &Error{Code: code, Message: msg}, MD{conn.MDRefused, "1"}, sock.Held)
+	c.reply(id, "", nil, &Error{Code: code, Message: msg}, MD{conn.MDRefused, "1"}, sock.Held)
 }
 
 // errorMessage is the message sent on the wire for err.
