@@ -115,7 +115,7 @@ func (gc *grpcCall) RecvMsg(m Message) error {
 func (gc *grpcCall) SetTrailer(md MD) {
 	gc.sendMu.Lock()
 	defer gc.sendMu.Unlock()
-	gc.trailer = append(gc.trailer, md...)
+	gc.trailer = appendUnreserved(gc.trailer, md)
 }
 
 // SendMsg implements ServerStreamer: it sends m to the client, waiting

@@ -103,3 +103,15 @@ func OutgoingMetadata(ctx context.Context) MD {
 	md, _ := ctx.Value(outgoingKey{}).(MD)
 	return md
 }
+
+// appendUnreserved appends to dst the pairs of md whose keys are not the
+// runtime's ("yrpc-..."): a handler's trailer must not speak for the
+// runtime, as SetResponseMetadata's pairs may not.
+func appendUnreserved(dst, md MD) MD {
+	for i := 0; i+1 < len(md); i += 2 {
+		if !strings.HasPrefix(md[i], reservedPrefix) {
+			dst = append(dst, md[i], md[i+1])
+		}
+	}
+	return dst
+}

@@ -96,7 +96,7 @@ func (ss *serverStream) RecvMsg(m Message) error {
 
 func (ss *serverStream) SetTrailer(md MD) {
 	ss.mu.Lock()
-	ss.trailer = append(ss.trailer, md...)
+	ss.trailer = appendUnreserved(ss.trailer, md)
 	ss.mu.Unlock()
 }
 

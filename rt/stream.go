@@ -66,7 +66,9 @@ type ClientStreamer interface {
 // at once if it was waiting in them.
 type ServerStreamer interface {
 	Stream
-	// SetTrailer adds metadata to the trailer the stream ends with.
+	// SetTrailer adds metadata to the trailer the stream ends with;
+	// pairs whose key starts with "yrpc-", the runtime's, are dropped (as
+	// SetResponseMetadata drops them).
 	SetTrailer(md MD)
 }
 

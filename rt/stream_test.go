@@ -620,12 +620,13 @@ func TestServerStreamUsedAfterReturn(t *testing.T) {
 // A stream handler's SetResponseMetadata pairs, set before or after its
 // first message, reach the client's Trailer with SetTrailer's, over yrpc
 // as over gRPC (yrpc used to drop them while SetResponseMetadata
-// reported them kept).
+// reported them kept); the runtime's keys ("yrpc-...") are dropped from
+// both.
 func TestStreamResponseMetadata(t *testing.T) {
 	set := make(chan [2]bool, 2)
 	desc := oneStream("test.RespMD", "Set", 0x3301, rt.ServerStreaming, func(ss rt.ServerStreamer) error {
-		before := rt.SetResponseMetadata(ss.Context(), "h", "1")
-		ss.SetTrailer(rt.MD{"t", "1"})
+		before := rt.SetResponseMetadata(ss.Context(), "h", "1", "yrpc-mock", "forced")
+		ss.SetTrailer(rt.MD{"t", "1", "yrpc-refused", "1"})
 		if err := ss.SendMsg(&msg{S: "m"}); err != nil {
 			return err
 		}
@@ -647,8 +648,9 @@ func TestStreamResponseMetadata(t *testing.T) {
 			t.Errorf("%s: SetResponseMetadata before, after the first message: %v", name, ok)
 		}
 		// (gRPC's headers and trailers are maps: no order across keys.)
-		if tr := s.Trailer(); !slices.Equal(tr.Values("h"), []string{"1", "2"}) || !slices.Equal(tr.Values("t"), []string{"1"}) {
-			t.Errorf("%s: trailer %v, want h=1, h=2, t=1", name, tr)
+		if tr := s.Trailer(); !slices.Equal(tr.Values("h"), []string{"1", "2"}) || !slices.Equal(tr.Values("t"), []string{"1"}) ||
+			tr.Get("yrpc-refused") != "" || tr.Get("yrpc-mock") != "" {
+			t.Errorf("%s: trailer %v, want h=1, h=2, t=1 and no yrpc- keys", name, tr)
 		}
 	}
 }
