@@ -150,9 +150,7 @@ func (k *call) failover() error {
 			// one included (a oneway call would report success).
 			ep.br.Release(ticket)
 			if err == nil {
-				e := ctxError(cerr, k.info.Method.FullName).(*Error)
-				e.Message += " before sending"
-				err = e
+				err = unsentError(cerr, k.info.Method.FullName)
 			}
 			break
 		}
@@ -250,6 +248,14 @@ func (k *call) retryWait(notRun bool, ran int) (time.Time, bool) {
 		now = k.c.o.clock.Now()
 	}
 	return now, !k.ended()
+}
+
+// unsentError is the error of a call of method whose context ended (cerr)
+// before its first attempt left.
+func unsentError(cerr error, method string) error {
+	e := ctxError(cerr, method).(*Error)
+	e.Message += " before sending"
+	return e
 }
 
 // ended reports whether the call may send no more attempts: its context
