@@ -127,22 +127,11 @@ func TestProviderPayloadListsMethods(t *testing.T) {
 	go func() { done <- srv.Serve(context.Background(), lis) }()
 	defer func() { srv.Close(); <-done }()
 	<-srv.Ready()
-	snaps := make(chan registry.Snapshot, 1)
-	stop, err := reg.Watch(registry.Key{Service: testDesc.Name}, func(s registry.Snapshot) {
-		select {
-		case snaps <- s:
-		default:
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
+	ps := registryProviders(t, reg, testDesc.Name)
+	if len(ps) != 1 {
+		t.Fatalf("providers %+v, want the server", ps)
 	}
-	defer stop()
-	s := <-snaps
-	if len(s.Providers) != 1 {
-		t.Fatalf("providers %+v, want the server", s.Providers)
-	}
-	if got, want := s.Providers[0].Methods, []string{"Echo", "Fire", "Retry", "Hedge", "Fork"}; !slices.Equal(got, want) {
+	if got, want := ps[0].Methods, []string{"Echo", "Fire", "Retry", "Hedge", "Fork"}; !slices.Equal(got, want) {
 		t.Fatalf("the payload lists methods %q, want %q", got, want)
 	}
 }

@@ -129,19 +129,8 @@ func TestStopWhileRegisteringLeavesNoEntry(t *testing.T) {
 			if err := <-served; !errors.Is(err, rt.ErrServerClosed) {
 				t.Fatalf("Serve: %v, want ErrServerClosed", err)
 			}
-			got := make(chan registry.Snapshot, 1)
-			unwatch, err := mem.Watch(registry.Key{Service: testDesc.Name}, func(s registry.Snapshot) {
-				select {
-				case got <- s:
-				default:
-				}
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer unwatch()
-			if s := <-got; len(s.Providers) != 0 {
-				t.Fatalf("after %s and Serve returned, still registered: %+v", stop, s.Providers)
+			if ps := registryProviders(t, mem, testDesc.Name); len(ps) != 0 {
+				t.Fatalf("after %s and Serve returned, still registered: %+v", stop, ps)
 			}
 		})
 	}
