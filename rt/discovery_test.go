@@ -95,15 +95,15 @@ func TestDiscoveryWait(t *testing.T) {
 	}
 }
 
-// registeredServer returns a server of testDesc that registers in reg
+// registeredServer returns a server of testDesc, with opts, that registers in reg
 // once it serves on lis.
-func registeredServer(t *testing.T, reg registry.Registry) (*rt.Server, net.Listener) {
+func registeredServer(t *testing.T, reg registry.Registry, opts ...rt.ServerOption) (*rt.Server, net.Listener) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := rt.NewServer(rt.WithRegistry(reg))
+	srv := rt.NewServer(append([]rt.ServerOption{rt.WithRegistry(reg)}, opts...)...)
 	srv.RegisterService(&testDesc, newTestImpl())
 	return srv, lis
 }
@@ -272,17 +272,12 @@ func TestRegistryCloseKeepsProviders(t *testing.T) {
 			checkLeaks(t)
 			reg := registry.NewMemory()
 			defer reg.Close()
-			lis, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
 			// A closed registry took the entries with it: neither side
 			// warns that it cannot deregister them.
 			var logs bytes.Buffer
 			var mu sync.Mutex
 			log := slog.New(slog.NewTextHandler(lockedWriter{&logs, &mu}, nil))
-			srv := rt.NewServer(rt.WithRegistry(reg.Conn()), rt.WithLogger(log))
-			srv.RegisterService(&testDesc, newTestImpl())
+			srv, lis := registeredServer(t, reg.Conn(), rt.WithLogger(log))
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(context.Background(), lis) }()
 			stopSrv := sync.OnceFunc(func() { srv.Close(); <-done })
