@@ -3,7 +3,6 @@ package rt
 import (
 	"context"
 	"net"
-	"strings"
 	"sync"
 	"time"
 )
@@ -192,16 +191,7 @@ func SetResponseMetadata(ctx context.Context, kv ...string) bool {
 	if c.finished {
 		return false
 	}
-	for i := 0; i < len(kv); i += 2 {
-		if strings.HasPrefix(kv[i], reservedPrefix) {
-			continue
-		}
-		v := ""
-		if i+1 < len(kv) {
-			v = kv[i+1]
-		}
-		c.respMD = append(c.respMD, kv[i], v)
-	}
+	c.respMD = appendUnreserved(c.respMD, Pairs(kv...))
 	return true
 }
 

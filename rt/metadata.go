@@ -105,8 +105,8 @@ func OutgoingMetadata(ctx context.Context) MD {
 }
 
 // appendUnreserved appends to dst the pairs of md whose keys are not the
-// runtime's ("yrpc-..."): a handler's trailer must not speak for the
-// runtime, as SetResponseMetadata's pairs may not.
+// runtime's ("yrpc-..."): a handler's response metadata and trailer must
+// not speak for the runtime.
 func appendUnreserved(dst, md MD) MD {
 	for i := 0; i+1 < len(md); i += 2 {
 		if !strings.HasPrefix(md[i], reservedPrefix) {
