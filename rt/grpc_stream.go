@@ -67,11 +67,8 @@ func (gc *grpcCall) stopRecv(closeBody func()) {
 }
 
 // afterReturn is the error of SendMsg or RecvMsg (op) on a stream whose
-// handler returned (a goroutine of the handler's that kept it), as the
-// yrpc endpoint's serverStream.afterReturn.
-func (gc *grpcCall) afterReturn(op string) error {
-	return Errorf(FailedPrecondition, "%s: %s after the stream's handler returned", gc.sc.me.info.Method.FullName, op)
-}
+// handler returned (a goroutine of the handler's that kept it).
+func (gc *grpcCall) afterReturn(op string) error { return afterReturn(&gc.sc.me.info, op) }
 
 // runStream authorizes the stream and runs its handler, turning a panic
 // into an Internal error.

@@ -191,8 +191,12 @@ var errHandlerReturned = errors.New("the handler has returned")
 
 // afterReturn is the error of SendMsg or RecvMsg (op) on a stream whose
 // handler returned (a goroutine of the handler's that kept it).
-func (ss *serverStream) afterReturn(op string) error {
-	return Errorf(FailedPrecondition, "%s: %s after the stream's handler returned", ss.me.info.Method.FullName, op)
+func (ss *serverStream) afterReturn(op string) error { return afterReturn(&ss.me.info, op) }
+
+// afterReturn is the error of op (SendMsg, RecvMsg) on a stream of info's
+// method whose handler returned, on either endpoint.
+func afterReturn(info *CallInfo, op string) error {
+	return Errorf(FailedPrecondition, "%s: %s after the stream's handler returned", info.Method.FullName, op)
 }
 
 // serve runs the handler, turning a panic into an Internal error.
