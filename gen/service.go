@@ -181,6 +181,9 @@ func (m *model) methodDesc(s *svcModel, mm *methodModel) literal {
 	d.add("NewRequest", jen.Func().Params().Qual(rtPkg, "Message").Block(jen.Return(jen.New(jen.Id(mm.Request)))))
 	if !mm.oneway() {
 		d.add("NewResponse", jen.Func().Params().Qual(rtPkg, "Message").Block(jen.Return(jen.New(jen.Id(mm.Response)))))
+		if !mm.kind.Stream() {
+			d.add("NewResponseWithRoom", jen.Qual(rtPkg, "WithRoom").Index(jen.Id(mm.Response)))
+		}
 	}
 	if mm.kind.Stream() {
 		d.add("HandleStream", jen.Id(s.lower+mm.Name+"Handle"))
@@ -367,18 +370,17 @@ func (m *model) genClient(f *jen.File, s *svcModel) {
 			continue
 		}
 		into := mm.into()
-		// The method calls Invoke itself, not its Into variant (whose nil
-		// check it does not need): one frame less on the stack of a call
-		// that waits, which the collector scans at every cycle.
+		// rt.InvokeNew makes the response once the answer's size is known,
+		// with room for its bytes: one allocation per call.
 		f.Func().Params(jen.Id("c").Op("*").Id(cl)).Id(mm.Name).Add(params).Add(results(mm)).Block(
-			jen.Id("resp").Op(":=").New(jen.Id(mm.Response)),
-			jen.If(jen.Err().Op(":=").Id("c").Dot("c").Dot("Invoke").Call(jen.Id("ctx"), jen.Op("&").Id(s.Name+"ServiceDesc"), jen.Lit(i), jen.Id("req"), jen.Id("resp"), jen.Id("opts").Op("...")),
-				jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-			jen.Return(jen.Id("resp"), jen.Nil()),
+			jen.List(jen.Id("resp"), jen.Err()).Op(":=").Qual(rtPkg, "InvokeNew").Call(jen.Id("ctx"), jen.Id("c").Dot("c"), jen.Op("&").Id(s.Name+"ServiceDesc"), jen.Lit(i), jen.Id("req"), jen.Id("opts").Op("...")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+			jen.Return(jen.Id("resp").Assert(jen.Op("*").Id(mm.Response)), jen.Nil()),
 		)
 		f.Line()
 		f.Commentf("%s is %s decoding the answer into resp, a message that the", into, mm.Name)
-		f.Commentf("caller owns and may reuse from call to call to save %s's allocation.", mm.Name)
+		f.Comment("caller owns and may reuse from call to call: then only the answer's")
+		f.Comment("bytes are allocated.")
 		f.Comment("The call resets resp; it leaves the strings, slices and messages of an")
 		f.Comment("earlier answer as they were. resp must not be used by anything else")
 		f.Commentf("until %s returns; on error its contents are unspecified. A nil resp", into)

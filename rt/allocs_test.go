@@ -36,8 +36,9 @@ var aliasDesc = rt.ServiceDesc{
 	Name: "test.Alias",
 	Methods: []rt.MethodDesc{{
 		Name: "Echo", FullName: "test.Alias/Echo", ID: 0x2001,
-		NewRequest:  func() rt.Message { return new(aliasMsg) },
-		NewResponse: func() rt.Message { return new(aliasMsg) },
+		NewRequest:          func() rt.Message { return new(aliasMsg) },
+		NewResponse:         func() rt.Message { return new(aliasMsg) },
+		NewResponseWithRoom: rt.WithRoom[aliasMsg],
 		Handle: func(_ any, _ context.Context, req rt.Message) (rt.Message, error) {
 			return req, nil
 		},
@@ -51,8 +52,10 @@ var aliasDesc = rt.ServiceDesc{
 }
 
 // wantAllocs is what a call costs with the default options, client and
-// server in one process, when the caller reuses its response message:
-// the client copies the response's bytes (which the response keeps); the
+// server in one process, when the caller reuses its response message or
+// has the call make it (rt.InvokeNew, as generated XxxClient methods do):
+// the client copies the response's bytes (which the response keeps), in
+// the second case into room allocated with the new message; the
 // server makes the request message and the call's record (with the
 // handler's context), which holds the copy of the request's bytes (up to
 // 4.5 KiB, for messages that implement rt.OwnedUnmarshaler as generated
@@ -112,13 +115,16 @@ func TestCallAllocs(t *testing.T) {
 		{"cancelable", cancelable, false, wantAllocs},
 		{"background/reuse", context.Background(), true, wantAllocs - 1},
 		{"cancelable/reuse", cancelable, true, wantAllocs - 1},
+		{"background/new", context.Background(), false, wantAllocs},
+		{"cancelable/new", cancelable, false, wantAllocs},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cli := aliasEnv(t, nil, rt.WithRequestReuse(tc.reuse))
-			req, resp := &aliasMsg{S: strings.Repeat("x", 581)}, new(aliasMsg)
+			req := &aliasMsg{S: strings.Repeat("x", 581)}
+			invoke := aliasInvoker(cli, strings.HasSuffix(tc.name, "/new"))
 			n := testing.AllocsPerRun(2000, func() {
-				if err := cli.Invoke(tc.ctx, &aliasDesc, 0, req, resp); err != nil || resp.S != req.S {
-					t.Fatalf("Invoke: %v, %d bytes back", err, len(resp.S))
+				if resp, err := invoke(tc.ctx, req); err != nil || resp.S != req.S {
+					t.Fatalf("call: %v, %d bytes back", err, len(resp.S))
 				}
 			})
 			t.Logf("%v allocs per call", n)
@@ -129,9 +135,27 @@ func TestCallAllocs(t *testing.T) {
 	}
 }
 
+// aliasInvoker returns a func that calls aliasDesc's method with cli: by
+// InvokeNew when fresh, else by Invoke into a response it reuses.
+func aliasInvoker(cli *rt.Client, fresh bool) func(context.Context, *aliasMsg) (*aliasMsg, error) {
+	if fresh {
+		return func(ctx context.Context, req *aliasMsg) (*aliasMsg, error) {
+			resp, err := rt.InvokeNew(ctx, cli, &aliasDesc, 0, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp.(*aliasMsg), nil
+		}
+	}
+	resp := new(aliasMsg)
+	return func(ctx context.Context, req *aliasMsg) (*aliasMsg, error) {
+		return resp, cli.Invoke(ctx, &aliasDesc, 0, req, resp)
+	}
+}
+
 // TestCallAllocsParallel counts them with 16 callers sharing the client,
 // where responses are read by the connection's goroutine and requests
-// answered in batches.
+// answered in batches; half the callers reuse their response messages.
 func TestCallAllocsParallel(t *testing.T) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops values at random under the race detector")
@@ -140,13 +164,14 @@ func TestCallAllocsParallel(t *testing.T) {
 	const callers, calls = 16, 1000
 	run := func() {
 		var wg sync.WaitGroup
-		for range callers {
+		for i := range callers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				req, resp := &aliasMsg{S: strings.Repeat("x", 581)}, new(aliasMsg)
+				req := &aliasMsg{S: strings.Repeat("x", 581)}
+				invoke := aliasInvoker(cli, i%2 == 1)
 				for range calls {
-					if err := cli.Invoke(context.Background(), &aliasDesc, 0, req, resp); err != nil {
+					if _, err := invoke(context.Background(), req); err != nil {
 						t.Error(err)
 						return
 					}

@@ -24,16 +24,22 @@ type call struct {
 	info *CallInfo
 	opts callOptions
 
-	ctx       context.Context
-	req, resp Message
-	v         *svcView   // the providers the call picks from
-	start     time.Time  // when the call started, client clock
-	deadline  time.Time  // wall clock; zero: none
-	mode      FaultMode  // resolved from the method and the call options
-	tries     int        // attempts a failover call may make
-	mock      MockPolicy // the mock in force
-	mocked    string     // how a mock answered ("forced", "fallback"), for metrics
-	creds     MD         // the credentials' metadata
+	ctx context.Context
+	req Message
+	// resp is the caller's response message; nil when the call makes
+	// one (InvokeNew), which it then sets once it has it: from the
+	// connection, which makes it with newResp when the answer arrives,
+	// from a mock, or empty for a failsafe call.
+	resp     Message
+	newResp  conn.NewResponse // k.newResponse, made once per pooled call
+	v        *svcView         // the providers the call picks from
+	start    time.Time        // when the call started, client clock
+	deadline time.Time        // wall clock; zero: none
+	mode     FaultMode        // resolved from the method and the call options
+	tries    int              // attempts a failover call may make
+	mock     MockPolicy       // the mock in force
+	mocked   string           // how a mock answered ("forced", "fallback"), for metrics
+	creds    MD               // the credentials' metadata
 
 	a    attempt      // the attempt of the sequential path, reused
 	pick balance.Info // the balancer's input; Tried is kept as scratch
@@ -42,9 +48,26 @@ type call struct {
 
 func newCall(c *Client) *call {
 	k := &call{c: c}
+	k.newResp = k.newResponse
 	k.a = attempt{k: k, p: conn.NewPending()}
 	k.pick.Tried = make([]int, 0, 8)
 	return k
+}
+
+// newResponse is the method's NewResponseWithRoom as the connection calls
+// it.
+func (k *call) newResponse(n int) (conn.Message, []byte) {
+	return k.info.Method.NewResponseWithRoom(n)
+}
+
+// emptyResponse sets the call's response to an empty message, making one
+// if the call has none (a failsafe call's answer).
+func (k *call) emptyResponse() {
+	if k.resp != nil {
+		_ = k.resp.Unmarshal(nil)
+	} else if m := k.info.Method; !m.Oneway {
+		k.resp = m.NewResponse()
+	}
 }
 
 // reset drops what the call refers to before it is pooled.
@@ -168,6 +191,9 @@ func (k *call) failover() error {
 			k.st.budget.request(now)
 		}
 		if err == nil {
+			if k.resp == nil {
+				k.resp = a.p.Response()
+			}
 			return nil
 		}
 		// An attempt that did not leave because its connection was lost
@@ -329,9 +355,7 @@ func (k *call) finish(err error) error {
 	}
 	if k.mode == FaultFailsafe {
 		k.c.o.logger.Debug("rt: failsafe call failed", "method", m.FullName, "err", err)
-		if k.resp != nil {
-			_ = k.resp.Unmarshal(nil)
-		}
+		k.emptyResponse()
 		return nil
 	}
 	return err
@@ -380,6 +404,9 @@ func (a *attempt) run() error {
 	*r = conn.Request{}
 	r.Method, r.Name, r.Oneway, r.Deadline = m.ID, m.FullName, m.Oneway, a.deadline
 	r.Req, r.Resp, r.MD, r.WantMD = k.req, a.resp, a.md, k.opts.respMD != nil
+	if a.resp == nil && !m.Oneway {
+		r.NewResp = k.newResp
+	}
 	cn, err := a.ep.tr.get(a.ctx)
 	if err == nil {
 		a.ep.active.Add(1)

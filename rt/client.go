@@ -139,12 +139,26 @@ func (c *Client) Recorder() *metrics.Recorder { return c.rec }
 // failures are made in functions of their own (checkInvoke, intercept,
 // and so on down to conn.Call), so that the waiting frames stay small.
 func (c *Client) Invoke(ctx context.Context, sd *ServiceDesc, m int, req, resp Message, opts ...CallOption) error {
-	if err := checkInvoke(sd, m, req, resp); err != nil {
-		return err
+	_, err := c.run(ctx, sd, m, req, resp, false, opts)
+	return err
+}
+
+// run makes the call of Invoke, or with fresh of InvokeNew, and returns
+// its response: resp, or with fresh the one it made (nil for oneway
+// methods). With fresh, the call makes its response once the answer's
+// size is known (see call.resp), unless interceptors, which see the
+// response before the call, or a descriptor without NewResponseWithRoom
+// need it made now.
+func (c *Client) run(ctx context.Context, sd *ServiceDesc, m int, req, resp Message, fresh bool, opts []CallOption) (Message, error) {
+	if err := checkInvoke(sd, m, req, resp == nil && !fresh); err != nil {
+		return nil, err
+	}
+	if fresh {
+		resp = c.responseNow(&sd.Methods[m])
 	}
 	st, err := c.service(sd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	k := c.calls.Get().(*call)
 	k.st, k.info = st, st.info(m)
@@ -157,20 +171,36 @@ func (c *Client) Invoke(ctx context.Context, sd *ServiceDesc, m int, req, resp M
 	} else {
 		err = c.intercept(ctx, k, req, resp)
 	}
+	if resp == nil {
+		resp = k.resp
+	}
 	k.reset()
 	c.calls.Put(k)
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// responseNow returns the response message that InvokeNew must make
+// before the call, nil if none (see run).
+func (c *Client) responseNow(m *MethodDesc) Message {
+	if m.Oneway || m.NewResponseWithRoom != nil && len(c.o.interceptors) == 0 {
+		return nil
+	}
+	return m.NewResponse()
 }
 
 // checkInvoke refuses an Invoke of a method index out of sd's range, or
-// with a nil request, or a nil response for a method that answers.
-func checkInvoke(sd *ServiceDesc, m int, req, resp Message) error {
+// with a nil request, or with no response message (noResp) for a method
+// that answers.
+func checkInvoke(sd *ServiceDesc, m int, req Message, noResp bool) error {
 	switch {
 	case m < 0 || m >= len(sd.Methods):
 		return Errorf(Internal, "invoke %s: method index %d out of range", sd.Name, m)
 	case req == nil:
 		return Errorf(InvalidArgument, "%s: nil request message (not sent)", sd.Methods[m].FullName)
-	case resp == nil && !sd.Methods[m].Oneway:
+	case noResp && !sd.Methods[m].Oneway:
 		return Errorf(InvalidArgument, "%s: nil response message (not sent)", sd.Methods[m].FullName)
 	}
 	return nil

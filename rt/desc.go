@@ -94,6 +94,13 @@ type MethodDesc struct {
 	NewRequest func() Message
 	// NewResponse returns a new, empty response message; nil for oneway.
 	NewResponse func() Message
+	// NewResponseWithRoom returns a new, empty response message that
+	// implements OwnedUnmarshaler, and room for n bytes allocated with it
+	// (generated code sets it to WithRoom): the client copies an answer
+	// there and decodes it with UnmarshalOwned, so that the message and
+	// the bytes its strings share cost one allocation. Nil for oneway
+	// methods; when nil, InvokeNew uses NewResponse.
+	NewResponseWithRoom func(n int) (Message, []byte)
 	// Handle calls the method on impl (the value given to RegisterService)
 	// with a request made by NewRequest. Oneway handlers return a nil
 	// message. Nil for stream methods.

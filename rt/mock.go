@@ -75,17 +75,13 @@ func (k *call) applyMock(how string) error {
 	if k.opts.respMD != nil {
 		*k.opts.respMD = MD{MDMock, how}
 	}
-	p, resp := &k.mock, k.resp
-	switch p.Action {
-	case MockFail:
+	p := &k.mock
+	if p.Action == MockFail {
 		return &Error{Code: p.Code, Message: k.info.Method.FullName + ": " + p.Message + " (mock)"}
-	case MockReturnValue:
-		if resp != nil && p.Value != nil {
-			return copyMessage(resp, p.Value())
-		}
 	}
-	if resp != nil {
-		_ = resp.Unmarshal(nil)
+	k.emptyResponse()
+	if p.Action == MockReturnValue && k.resp != nil && p.Value != nil {
+		return copyMessage(k.resp, p.Value())
 	}
 	return nil
 }

@@ -15,8 +15,9 @@ var errRaceLost = &Error{Code: Unavailable, Message: "no attempt could be sent"}
 // race sends the call to up to n providers, the first at once and each next
 // one delay later (all at once when delay is 0: forking; hedging
 // otherwise, the delay on the client's clock), and returns the first
-// success. Attempts that lose are canceled. Each attempt decodes into its own response message, and the
-// winner's is copied into the call's.
+// success. Attempts that lose are canceled. Each attempt decodes into its
+// own response message: the winner's becomes the call's, or is copied
+// into the caller's (Invoke).
 func (k *call) race(n int, delay time.Duration) error {
 	ctx, cancel := context.WithCancel(k.ctx)
 	defer cancel()
@@ -39,7 +40,7 @@ func (k *call) race(n int, delay time.Duration) error {
 		select {
 		case a := <-r.results:
 			r.pending--
-			if a.err == nil && a.resp != nil || definitive(a.err) {
+			if a.err == nil && a.ep != nil || definitive(a.err) {
 				// Cancel the losers and wait for them: they may still be
 				// encoding the request, which the caller owns again once
 				// we return.
@@ -111,7 +112,10 @@ func (r *racer) launch() {
 		return
 	}
 	r.pi.Tried = append(r.pi.Tried, i)
-	a := &attempt{k: k, ctx: r.ctx, ep: ep, ticket: ticket, n: len(r.pi.Tried), deadline: k.deadline, resp: k.info.Method.NewResponse(), p: conn.NewPending()}
+	a := &attempt{k: k, ctx: r.ctx, ep: ep, ticket: ticket, n: len(r.pi.Tried), deadline: k.deadline, p: conn.NewPending()}
+	if k.info.Method.NewResponseWithRoom == nil {
+		a.resp = k.info.Method.NewResponse() // else the connection makes it
+	}
 	go func() {
 		a.start = k.c.o.clock.Now()
 		a.err = a.run()
@@ -138,7 +142,15 @@ func (r *racer) finish(a *attempt) error {
 	if a.err != nil {
 		return unwrapNotSent(a.err)
 	}
-	return copyMessage(r.k.resp, a.resp)
+	got := a.resp
+	if got == nil {
+		got = a.p.Response()
+	}
+	if r.k.resp == nil {
+		r.k.resp = got
+		return nil
+	}
+	return copyMessage(r.k.resp, got)
 }
 
 // err is the error of a race that no attempt won: the last attempt's,

@@ -48,7 +48,8 @@ var GreeterServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(HelloReply)
 			},
-			Handle: greeterSayHelloHandle,
+			NewResponseWithRoom: rt.WithRoom[HelloReply],
+			Handle:              greeterSayHelloHandle,
 		},
 	},
 	MethodIndex:    greeterMethodIndex,
@@ -91,15 +92,16 @@ func NewGreeterClient(c rt.Invoker) *GreeterClient {
 
 // SayHello answers with a greeting.
 func (c *GreeterClient) SayHello(ctx context.Context, req *HelloRequest, opts ...rt.CallOption) (*HelloReply, error) {
-	resp := new(HelloReply)
-	if err := c.c.Invoke(ctx, &GreeterServiceDesc, 0, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &GreeterServiceDesc, 0, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*HelloReply), nil
 }
 
 // SayHelloInto is SayHello decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save SayHello's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until SayHelloInto returns; on error its contents are unspecified. A nil resp

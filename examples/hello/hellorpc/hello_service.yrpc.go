@@ -47,7 +47,8 @@ var HelloServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(BenchmarkMessage)
 			},
-			Handle: helloSayHandle,
+			NewResponseWithRoom: rt.WithRoom[BenchmarkMessage],
+			Handle:              helloSayHandle,
 		},
 	},
 	MethodIndex:    helloMethodIndex,
@@ -90,15 +91,16 @@ func NewHelloClient(c rt.Invoker) *HelloClient {
 
 // Say calls bench.Hello/Say.
 func (c *HelloClient) Say(ctx context.Context, req *BenchmarkMessage, opts ...rt.CallOption) (*BenchmarkMessage, error) {
-	resp := new(BenchmarkMessage)
-	if err := c.c.Invoke(ctx, &HelloServiceDesc, 0, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &HelloServiceDesc, 0, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*BenchmarkMessage), nil
 }
 
 // SayInto is Say decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Say's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until SayInto returns; on error its contents are unspecified. A nil resp

@@ -8,8 +8,10 @@ import (
 )
 
 // TestSayIntoAllocs calls over loopback TCP, client and server in this
-// process: SayInto into a reused response makes one allocation per call
-// fewer than Say, which allocates the response it returns.
+// process: Say allocates the response it returns together with the
+// answer's bytes that its strings share, one allocation; SayInto into a
+// reused response allocates only the bytes. The server makes two (the
+// request, and the call's record with the request's bytes).
 func TestSayIntoAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts differ under the race detector")
@@ -33,8 +35,8 @@ func TestSayIntoAllocs(t *testing.T) {
 	plain := testing.AllocsPerRun(500, say)
 	reused := testing.AllocsPerRun(500, into)
 	t.Logf("allocations per call, client and server: Say %v, SayInto %v", plain, reused)
-	if plain-reused != 1 {
-		t.Errorf("SayInto makes %v allocations per call, Say %v: want exactly one fewer", reused, plain)
+	if plain != reused || plain > 3 {
+		t.Errorf("Say makes %v allocations per call, SayInto %v: want 3 each", plain, reused)
 	}
 	if resp.Field1 != "OK" || resp.Field2 != 100 || resp.Field129 != req.Field129 {
 		t.Errorf("SayInto's response: field1 %q field2 %d field129 %q", resp.Field1, resp.Field2, resp.Field129)

@@ -76,8 +76,9 @@ var StoreServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(Entry)
 			},
-			Handle:  storeGetHandle,
-			HashKey: storeGetHashKey,
+			NewResponseWithRoom: rt.WithRoom[Entry],
+			Handle:              storeGetHandle,
+			HashKey:             storeGetHashKey,
 		},
 		{
 			Name:     "Put",
@@ -92,8 +93,9 @@ var StoreServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(Entry)
 			},
-			Handle:  storePutHandle,
-			HashKey: storePutHashKey,
+			NewResponseWithRoom: rt.WithRoom[Entry],
+			Handle:              storePutHandle,
+			HashKey:             storePutHashKey,
 		},
 		{
 			Name:     "Watch",
@@ -222,15 +224,16 @@ func NewStoreClient(c rt.Invoker) *StoreClient {
 
 // Get reads an entry: idempotent, so failures fail over.
 func (c *StoreClient) Get(ctx context.Context, req *Key, opts ...rt.CallOption) (*Entry, error) {
-	resp := new(Entry)
-	if err := c.c.Invoke(ctx, &StoreServiceDesc, 0, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &StoreServiceDesc, 0, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*Entry), nil
 }
 
 // GetInto is Get decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Get's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until GetInto returns; on error its contents are unspecified. A nil resp
@@ -244,15 +247,16 @@ func (c *StoreClient) GetInto(ctx context.Context, req *Key, resp *Entry, opts .
 
 // Put writes an entry: not idempotent, never sent twice.
 func (c *StoreClient) Put(ctx context.Context, req *Entry, opts ...rt.CallOption) (*Entry, error) {
-	resp := new(Entry)
-	if err := c.c.Invoke(ctx, &StoreServiceDesc, 1, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &StoreServiceDesc, 1, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*Entry), nil
 }
 
 // PutInto is Put decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Put's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until PutInto returns; on error its contents are unspecified. A nil resp

@@ -142,8 +142,9 @@ var UsersServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(User)
 			},
-			Handle:  usersGetHandle,
-			HashKey: usersGetHashKey,
+			NewResponseWithRoom: rt.WithRoom[User],
+			Handle:              usersGetHandle,
+			HashKey:             usersGetHashKey,
 		},
 		{
 			Name:     "Create",
@@ -161,7 +162,8 @@ var UsersServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(User)
 			},
-			Handle: usersCreateHandle,
+			NewResponseWithRoom: rt.WithRoom[User],
+			Handle:              usersCreateHandle,
 		},
 		{
 			Name:     "Guest",
@@ -180,7 +182,8 @@ var UsersServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(User)
 			},
-			Handle: usersGuestHandle,
+			NewResponseWithRoom: rt.WithRoom[User],
+			Handle:              usersGuestHandle,
 		},
 		{
 			Name:     "Delete",
@@ -200,7 +203,8 @@ var UsersServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(User)
 			},
-			Handle: usersDeleteHandle,
+			NewResponseWithRoom: rt.WithRoom[User],
+			Handle:              usersDeleteHandle,
 		},
 		{
 			Name:     "Touch",
@@ -226,7 +230,8 @@ var UsersServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(User)
 			},
-			Handle: usersAuditHandle,
+			NewResponseWithRoom: rt.WithRoom[User],
+			Handle:              usersAuditHandle,
 		},
 		{
 			Name:     "Search",
@@ -243,7 +248,8 @@ var UsersServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(UserList)
 			},
-			Handle: usersSearchHandle,
+			NewResponseWithRoom: rt.WithRoom[UserList],
+			Handle:              usersSearchHandle,
 		},
 		{
 			Name:     "List",
@@ -260,7 +266,8 @@ var UsersServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(UserList)
 			},
-			Handle: usersListHandle,
+			NewResponseWithRoom: rt.WithRoom[UserList],
+			Handle:              usersListHandle,
 		},
 		{
 			Name:     "Rename",
@@ -276,7 +283,8 @@ var UsersServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(User)
 			},
-			Handle: usersRenameHandle,
+			NewResponseWithRoom: rt.WithRoom[User],
+			Handle:              usersRenameHandle,
 		},
 		{
 			Name:     "Tree",
@@ -288,7 +296,8 @@ var UsersServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(Node)
 			},
-			Handle: usersTreeHandle,
+			NewResponseWithRoom: rt.WithRoom[Node],
+			Handle:              usersTreeHandle,
 		},
 		{
 			Name:     "Echo",
@@ -300,7 +309,8 @@ var UsersServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(Scalars)
 			},
-			Handle: usersEchoHandle,
+			NewResponseWithRoom: rt.WithRoom[Scalars],
+			Handle:              usersEchoHandle,
 		},
 		{
 			Name:     "EchoOptionals",
@@ -312,7 +322,8 @@ var UsersServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(Optionals)
 			},
-			Handle: usersEchoOptionalsHandle,
+			NewResponseWithRoom: rt.WithRoom[Optionals],
+			Handle:              usersEchoOptionalsHandle,
 		},
 		{
 			Name:     "EchoLists",
@@ -324,7 +335,8 @@ var UsersServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(Lists)
 			},
-			Handle: usersEchoListsHandle,
+			NewResponseWithRoom: rt.WithRoom[Lists],
+			Handle:              usersEchoListsHandle,
 		},
 		{
 			Name:     "EchoMaps",
@@ -336,7 +348,8 @@ var UsersServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(Maps)
 			},
-			Handle: usersEchoMapsHandle,
+			NewResponseWithRoom: rt.WithRoom[Maps],
+			Handle:              usersEchoMapsHandle,
 		},
 	},
 	MethodIndex: usersMethodIndex,
@@ -609,15 +622,16 @@ func NewUsersClient(c rt.Invoker) *UsersClient {
 
 // Get returns one user.
 func (c *UsersClient) Get(ctx context.Context, req *GetUser, opts ...rt.CallOption) (*User, error) {
-	resp := new(User)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 0, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &UsersServiceDesc, 0, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*User), nil
 }
 
 // GetInto is Get decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Get's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until GetInto returns; on error its contents are unspecified. A nil resp
@@ -631,15 +645,16 @@ func (c *UsersClient) GetInto(ctx context.Context, req *GetUser, resp *User, opt
 
 // Create calls users.Users/Create.
 func (c *UsersClient) Create(ctx context.Context, req *CreateUser, opts ...rt.CallOption) (*User, error) {
-	resp := new(User)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 1, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &UsersServiceDesc, 1, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*User), nil
 }
 
 // CreateInto is Create decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Create's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until CreateInto returns; on error its contents are unspecified. A nil resp
@@ -653,15 +668,16 @@ func (c *UsersClient) CreateInto(ctx context.Context, req *CreateUser, resp *Use
 
 // Guest calls users.Users/Guest.
 func (c *UsersClient) Guest(ctx context.Context, req *GetUser, opts ...rt.CallOption) (*User, error) {
-	resp := new(User)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 2, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &UsersServiceDesc, 2, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*User), nil
 }
 
 // GuestInto is Guest decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Guest's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until GuestInto returns; on error its contents are unspecified. A nil resp
@@ -675,15 +691,16 @@ func (c *UsersClient) GuestInto(ctx context.Context, req *GetUser, resp *User, o
 
 // Delete calls users.Users/Delete.
 func (c *UsersClient) Delete(ctx context.Context, req *GetUser, opts ...rt.CallOption) (*User, error) {
-	resp := new(User)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 3, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &UsersServiceDesc, 3, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*User), nil
 }
 
 // DeleteInto is Delete decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Delete's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until DeleteInto returns; on error its contents are unspecified. A nil resp
@@ -702,15 +719,16 @@ func (c *UsersClient) Touch(ctx context.Context, req *TouchUser, opts ...rt.Call
 
 // Audit calls users.Users/Audit.
 func (c *UsersClient) Audit(ctx context.Context, req *TouchUser, opts ...rt.CallOption) (*User, error) {
-	resp := new(User)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 5, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &UsersServiceDesc, 5, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*User), nil
 }
 
 // AuditInto is Audit decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Audit's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until AuditInto returns; on error its contents are unspecified. A nil resp
@@ -724,15 +742,16 @@ func (c *UsersClient) AuditInto(ctx context.Context, req *TouchUser, resp *User,
 
 // Search calls users.Users/Search.
 func (c *UsersClient) Search(ctx context.Context, req *ListUsers, opts ...rt.CallOption) (*UserList, error) {
-	resp := new(UserList)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 6, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &UsersServiceDesc, 6, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*UserList), nil
 }
 
 // SearchInto is Search decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Search's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until SearchInto returns; on error its contents are unspecified. A nil resp
@@ -746,15 +765,16 @@ func (c *UsersClient) SearchInto(ctx context.Context, req *ListUsers, resp *User
 
 // List calls users.Users/List.
 func (c *UsersClient) List(ctx context.Context, req *ListUsers, opts ...rt.CallOption) (*UserList, error) {
-	resp := new(UserList)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 7, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &UsersServiceDesc, 7, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*UserList), nil
 }
 
 // ListInto is List decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save List's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until ListInto returns; on error its contents are unspecified. A nil resp
@@ -768,15 +788,16 @@ func (c *UsersClient) ListInto(ctx context.Context, req *ListUsers, resp *UserLi
 
 // Rename calls users.Users/Rename.
 func (c *UsersClient) Rename(ctx context.Context, req *CreateUser, opts ...rt.CallOption) (*User, error) {
-	resp := new(User)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 8, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &UsersServiceDesc, 8, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*User), nil
 }
 
 // RenameInto is Rename decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Rename's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until RenameInto returns; on error its contents are unspecified. A nil resp
@@ -790,15 +811,16 @@ func (c *UsersClient) RenameInto(ctx context.Context, req *CreateUser, resp *Use
 
 // Tree calls users.Users/Tree.
 func (c *UsersClient) Tree(ctx context.Context, req *GetUser, opts ...rt.CallOption) (*Node, error) {
-	resp := new(Node)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 9, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &UsersServiceDesc, 9, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*Node), nil
 }
 
 // TreeInto is Tree decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Tree's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until TreeInto returns; on error its contents are unspecified. A nil resp
@@ -812,15 +834,16 @@ func (c *UsersClient) TreeInto(ctx context.Context, req *GetUser, resp *Node, op
 
 // Echo calls users.Users/Echo.
 func (c *UsersClient) Echo(ctx context.Context, req *Scalars, opts ...rt.CallOption) (*Scalars, error) {
-	resp := new(Scalars)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 10, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &UsersServiceDesc, 10, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*Scalars), nil
 }
 
 // EchoInto is Echo decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Echo's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until EchoInto returns; on error its contents are unspecified. A nil resp
@@ -834,15 +857,16 @@ func (c *UsersClient) EchoInto(ctx context.Context, req *Scalars, resp *Scalars,
 
 // EchoOptionals calls users.Users/EchoOptionals.
 func (c *UsersClient) EchoOptionals(ctx context.Context, req *Optionals, opts ...rt.CallOption) (*Optionals, error) {
-	resp := new(Optionals)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 11, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &UsersServiceDesc, 11, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*Optionals), nil
 }
 
 // EchoOptionalsInto is EchoOptionals decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save EchoOptionals's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until EchoOptionalsInto returns; on error its contents are unspecified. A nil resp
@@ -856,15 +880,16 @@ func (c *UsersClient) EchoOptionalsInto(ctx context.Context, req *Optionals, res
 
 // EchoLists calls users.Users/EchoLists.
 func (c *UsersClient) EchoLists(ctx context.Context, req *Lists, opts ...rt.CallOption) (*Lists, error) {
-	resp := new(Lists)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 12, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &UsersServiceDesc, 12, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*Lists), nil
 }
 
 // EchoListsInto is EchoLists decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save EchoLists's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until EchoListsInto returns; on error its contents are unspecified. A nil resp
@@ -878,15 +903,16 @@ func (c *UsersClient) EchoListsInto(ctx context.Context, req *Lists, resp *Lists
 
 // EchoMaps calls users.Users/EchoMaps.
 func (c *UsersClient) EchoMaps(ctx context.Context, req *Maps, opts ...rt.CallOption) (*Maps, error) {
-	resp := new(Maps)
-	if err := c.c.Invoke(ctx, &UsersServiceDesc, 13, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &UsersServiceDesc, 13, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*Maps), nil
 }
 
 // EchoMapsInto is EchoMaps decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save EchoMaps's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until EchoMapsInto returns; on error its contents are unspecified. A nil resp

@@ -290,7 +290,7 @@ func (c *Conn) Call(ctx context.Context, r *Request, p *Pending) error {
 	h.ID = id
 	watched := false
 	if !r.Oneway {
-		p.resp, p.err, p.MD, p.want, p.watched = r.Resp, nil, nil, r.WantMD, false
+		p.resp, p.newResp, p.err, p.MD, p.want, p.watched = r.Resp, r.NewResp, nil, nil, r.WantMD, false
 		c.pending[id] = p
 		watched = c.watchLocked(ctx, p, r.Name)
 	}

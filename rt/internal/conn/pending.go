@@ -23,6 +23,11 @@ type OwnedUnmarshaler interface {
 	UnmarshalOwned(b []byte) error
 }
 
+// NewResponse returns a new, empty response message that implements
+// OwnedUnmarshaler, and room for n bytes allocated with it (rt.MethodDesc's
+// NewResponseWithRoom).
+type NewResponse func(n int) (Message, []byte)
+
 // Request is one call as the connection sends it. The caller fills it and
 // must not change it while Conn.Call runs.
 type Request struct {
@@ -31,8 +36,12 @@ type Request struct {
 	Oneway   bool      // no response is awaited
 	Deadline time.Time // zero: none
 	Req      Message
-	Resp     Message // nil for oneway calls
-	MD       []string
+	// Resp is the message the response is decoded into. Nil for oneway
+	// calls, and for calls that have the connection make it with NewResp
+	// once the response's size is known (Pending.Response returns it).
+	Resp    Message
+	NewResp NewResponse
+	MD      []string
 	// WantMD makes Call keep the response's metadata in Pending.MD.
 	WantMD bool
 	// MaxMessage bounds each message of a stream, both ways; 0: the
@@ -45,14 +54,15 @@ type Request struct {
 // (it keeps the request frame's buffer and a timer) and must not touch it
 // while Conn.Call runs. The zero value is not usable; see NewPending.
 type Pending struct {
-	done  chan struct{} // one value per call the reader took out of pending
-	resp  Message
-	err   error
-	raw   []byte // the response's body for the caller to decode (see result)
-	addr  string // of the connection that answered, for decode errors
-	frame []byte // scratch for the request frame, kept across calls
-	timer *time.Timer
-	want  bool
+	done    chan struct{} // one value per call the reader took out of pending
+	resp    Message
+	newResp NewResponse // makes resp when the call has none (Request.NewResp)
+	err     error
+	raw     []byte // the response's body for the caller to decode (see result)
+	addr    string // of the connection that answered, for decode errors
+	frame   []byte // scratch for the request frame, kept across calls
+	timer   *time.Timer
+	want    bool
 	// watched: the connection answers the call when its context ends
 	// (see ctxWatch), with an error naming the call; guarded by Conn.mu.
 	watched bool
@@ -67,7 +77,25 @@ func NewPending() *Pending { return &Pending{done: make(chan struct{}, 1)} }
 
 // Reset drops the references the record holds to the last call's
 // messages and metadata, before it is pooled.
-func (p *Pending) Reset() { p.resp, p.raw, p.MD, p.err = nil, nil, nil, nil }
+func (p *Pending) Reset() { p.resp, p.newResp, p.raw, p.MD, p.err = nil, nil, nil, nil, nil }
+
+// Response is the message the last call decoded its response into: its
+// Request's Resp, or the one NewResp made. Valid once Call returned nil,
+// until Reset.
+func (p *Pending) Response() Message { return p.resp }
+
+// SetResponse records m as the response of a call whose transport decodes
+// it itself (see DecodeNew).
+func (p *Pending) SetResponse(m Message) { p.resp = m }
+
+// DecodeNew decodes body, which it does not keep, into a message that
+// newResp makes with room for a copy of body: the message and the bytes
+// its strings share cost one allocation.
+func DecodeNew(newResp NewResponse, body []byte) (Message, error) {
+	m, room := newResp(len(body))
+	copy(room, body)
+	return m, m.(OwnedUnmarshaler).UnmarshalOwned(room)
+}
 
 // maxFrameScratch bounds the request frame buffer a Pending keeps for its
 // next call.
@@ -107,9 +135,16 @@ func (p *Pending) decode(f *wire.Frame, addr string) error {
 		}
 		return e
 	}
+	if p.resp == nil {
+		// The caller decodes the copy (result): the reader, which serves
+		// every call of the connection, only allocates and copies.
+		var room []byte
+		p.resp, room = p.newResp(len(f.Body))
+		p.raw = room[:copy(room, f.Body)]
+		p.addr = addr
+		return nil
+	}
 	if _, ok := p.resp.(OwnedUnmarshaler); ok {
-		// The caller decodes its copy (result): the reader, which serves
-		// every call of the connection, only copies.
 		p.raw = make([]byte, len(f.Body))
 		copy(p.raw, f.Body)
 		p.addr = addr

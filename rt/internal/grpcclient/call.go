@@ -158,13 +158,13 @@ func (c *Conn) answer(ctx context.Context, r *conn.Request, pd *conn.Pending, re
 		if n++; n > 1 {
 			return errorf(internal, "%s: %s answered more than one message to a unary call", r.Name, p.addr)
 		}
-		if r.Resp == nil { // oneway: google.protobuf.Empty
+		if r.Oneway { // google.protobuf.Empty
 			continue
 		}
 		if msg, err = c.decompress(r.Name, flags, gzIn, msg, limit); err != nil {
 			return err
 		}
-		if err := r.Resp.Unmarshal(msg); err != nil {
+		if err := decode(r, pd, msg); err != nil {
 			return &conn.Error{Code: internal, Message: fmt.Sprintf("decode response from %s: %v", p.addr, err), Cause: err}
 		}
 	}
@@ -174,7 +174,7 @@ func (c *Conn) answer(ctx context.Context, r *conn.Request, pd *conn.Pending, re
 		}
 		return err
 	}
-	if n == 0 && r.Resp != nil {
+	if n == 0 && !r.Oneway {
 		return errorf(internal, "%s: %s answered OK without a message", r.Name, p.addr)
 	}
 	if r.WantMD {
@@ -185,6 +185,17 @@ func (c *Conn) answer(ctx context.Context, r *conn.Request, pd *conn.Pending, re
 		pd.MD = md
 	}
 	return nil
+}
+
+// decode decodes the response msg, which it does not keep, into r.Resp,
+// or into a message that r.NewResp makes (pd.Response).
+func decode(r *conn.Request, pd *conn.Pending, msg []byte) error {
+	if r.Resp != nil {
+		return r.Resp.Unmarshal(msg)
+	}
+	m, err := conn.DecodeNew(r.NewResp, msg)
+	pd.SetResponse(m)
+	return err
 }
 
 // decompress returns the message msg of a response whose grpc-encoding is

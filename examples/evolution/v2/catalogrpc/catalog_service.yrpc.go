@@ -55,7 +55,8 @@ var CatalogServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(Product)
 			},
-			Handle: catalogGetHandle,
+			NewResponseWithRoom: rt.WithRoom[Product],
+			Handle:              catalogGetHandle,
 		},
 		{
 			Name:     "Put",
@@ -67,7 +68,8 @@ var CatalogServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(Product)
 			},
-			Handle: catalogPutHandle,
+			NewResponseWithRoom: rt.WithRoom[Product],
+			Handle:              catalogPutHandle,
 		},
 	},
 	MethodIndex:    catalogMethodIndex,
@@ -125,15 +127,16 @@ func NewCatalogClient(c rt.Invoker) *CatalogClient {
 
 // Get returns one product.
 func (c *CatalogClient) Get(ctx context.Context, req *GetItem, opts ...rt.CallOption) (*Product, error) {
-	resp := new(Product)
-	if err := c.c.Invoke(ctx, &CatalogServiceDesc, 0, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &CatalogServiceDesc, 0, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*Product), nil
 }
 
 // GetInto is Get decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Get's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until GetInto returns; on error its contents are unspecified. A nil resp
@@ -147,15 +150,16 @@ func (c *CatalogClient) GetInto(ctx context.Context, req *GetItem, resp *Product
 
 // Put stores a product and returns what was stored.
 func (c *CatalogClient) Put(ctx context.Context, req *Product, opts ...rt.CallOption) (*Product, error) {
-	resp := new(Product)
-	if err := c.c.Invoke(ctx, &CatalogServiceDesc, 1, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &CatalogServiceDesc, 1, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*Product), nil
 }
 
 // PutInto is Put decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Put's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until PutInto returns; on error its contents are unspecified. A nil resp

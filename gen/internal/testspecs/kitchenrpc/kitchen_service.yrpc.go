@@ -94,8 +94,9 @@ var KitchenServiceServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(Node)
 			},
-			Handle:  kitchenServiceGetHandle,
-			HashKey: kitchenServiceGetHashKey,
+			NewResponseWithRoom: rt.WithRoom[Node],
+			Handle:              kitchenServiceGetHandle,
+			HashKey:             kitchenServiceGetHashKey,
 		},
 		{
 			Name:     "Put",
@@ -114,8 +115,9 @@ var KitchenServiceServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(Empty)
 			},
-			Handle:  kitchenServicePutHandle,
-			HashKey: kitchenServicePutHashKey,
+			NewResponseWithRoom: rt.WithRoom[Empty],
+			Handle:              kitchenServicePutHandle,
+			HashKey:             kitchenServicePutHashKey,
 		},
 		{
 			Name:     "Check",
@@ -135,8 +137,9 @@ var KitchenServiceServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(Checked)
 			},
-			Handle:  kitchenServiceCheckHandle,
-			HashKey: kitchenServiceCheckHashKey,
+			NewResponseWithRoom: rt.WithRoom[Checked],
+			Handle:              kitchenServiceCheckHandle,
+			HashKey:             kitchenServiceCheckHashKey,
 		},
 		{
 			Name:     "Fork",
@@ -159,8 +162,9 @@ var KitchenServiceServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(Kitchen)
 			},
-			Handle:  kitchenServiceForkHandle,
-			HashKey: kitchenServiceForkHashKey,
+			NewResponseWithRoom: rt.WithRoom[Kitchen],
+			Handle:              kitchenServiceForkHandle,
+			HashKey:             kitchenServiceForkHashKey,
 		},
 		{
 			Name:     "Touch",
@@ -365,15 +369,16 @@ func NewKitchenServiceClient(c rt.Invoker) *KitchenServiceClient {
 
 // Get reads a node.
 func (c *KitchenServiceClient) Get(ctx context.Context, req *Node, opts ...rt.CallOption) (*Node, error) {
-	resp := new(Node)
-	if err := c.c.Invoke(ctx, &KitchenServiceServiceDesc, 0, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &KitchenServiceServiceDesc, 0, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*Node), nil
 }
 
 // GetInto is Get decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Get's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until GetInto returns; on error its contents are unspecified. A nil resp
@@ -387,15 +392,16 @@ func (c *KitchenServiceClient) GetInto(ctx context.Context, req *Node, resp *Nod
 
 // Put calls kitchen.KitchenService/Put.
 func (c *KitchenServiceClient) Put(ctx context.Context, req *Kitchen, opts ...rt.CallOption) (*Empty, error) {
-	resp := new(Empty)
-	if err := c.c.Invoke(ctx, &KitchenServiceServiceDesc, 1, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &KitchenServiceServiceDesc, 1, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*Empty), nil
 }
 
 // PutInto is Put decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Put's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until PutInto returns; on error its contents are unspecified. A nil resp
@@ -409,15 +415,16 @@ func (c *KitchenServiceClient) PutInto(ctx context.Context, req *Kitchen, resp *
 
 // Check calls kitchen.KitchenService/Check.
 func (c *KitchenServiceClient) Check(ctx context.Context, req *Checked, opts ...rt.CallOption) (*Checked, error) {
-	resp := new(Checked)
-	if err := c.c.Invoke(ctx, &KitchenServiceServiceDesc, 2, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &KitchenServiceServiceDesc, 2, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*Checked), nil
 }
 
 // CheckInto is Check decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Check's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until CheckInto returns; on error its contents are unspecified. A nil resp
@@ -431,15 +438,16 @@ func (c *KitchenServiceClient) CheckInto(ctx context.Context, req *Checked, resp
 
 // Fork calls kitchen.KitchenService/Fork.
 func (c *KitchenServiceClient) Fork(ctx context.Context, req *Kitchen, opts ...rt.CallOption) (*Kitchen, error) {
-	resp := new(Kitchen)
-	if err := c.c.Invoke(ctx, &KitchenServiceServiceDesc, 3, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &KitchenServiceServiceDesc, 3, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*Kitchen), nil
 }
 
 // ForkInto is Fork decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Fork's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until ForkInto returns; on error its contents are unspecified. A nil resp

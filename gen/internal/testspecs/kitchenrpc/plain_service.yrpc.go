@@ -45,7 +45,8 @@ var PlainServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(Empty)
 			},
-			Handle: plainPingHandle,
+			NewResponseWithRoom: rt.WithRoom[Empty],
+			Handle:              plainPingHandle,
 		},
 	},
 	MethodIndex:    plainMethodIndex,
@@ -88,15 +89,16 @@ func NewPlainClient(c rt.Invoker) *PlainClient {
 
 // Ping calls kitchen.Plain/Ping.
 func (c *PlainClient) Ping(ctx context.Context, req *Empty, opts ...rt.CallOption) (*Empty, error) {
-	resp := new(Empty)
-	if err := c.c.Invoke(ctx, &PlainServiceDesc, 0, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &PlainServiceDesc, 0, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*Empty), nil
 }
 
 // PingInto is Ping decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Ping's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until PingInto returns; on error its contents are unspecified. A nil resp

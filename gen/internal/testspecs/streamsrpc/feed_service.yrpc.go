@@ -127,8 +127,9 @@ var FeedServiceDesc = rt.ServiceDesc{
 			NewResponse: func() rt.Message {
 				return new(Tick)
 			},
-			Handle:  feedLastHandle,
-			HashKey: feedLastHashKey,
+			NewResponseWithRoom: rt.WithRoom[Tick],
+			Handle:              feedLastHandle,
+			HashKey:             feedLastHashKey,
 		},
 	},
 	MethodIndex: feedMethodIndex,
@@ -277,15 +278,16 @@ func (c *FeedClient) Chat(ctx context.Context, opts ...rt.CallOption) (rt.BidiSt
 
 // Last calls streams.Feed/Last.
 func (c *FeedClient) Last(ctx context.Context, req *Topic, opts ...rt.CallOption) (*Tick, error) {
-	resp := new(Tick)
-	if err := c.c.Invoke(ctx, &FeedServiceDesc, 3, req, resp, opts...); err != nil {
+	resp, err := rt.InvokeNew(ctx, c.c, &FeedServiceDesc, 3, req, opts...)
+	if err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp.(*Tick), nil
 }
 
 // LastInto is Last decoding the answer into resp, a message that the
-// caller owns and may reuse from call to call to save Last's allocation.
+// caller owns and may reuse from call to call: then only the answer's
+// bytes are allocated.
 // The call resets resp; it leaves the strings, slices and messages of an
 // earlier answer as they were. resp must not be used by anything else
 // until LastInto returns; on error its contents are unspecified. A nil resp
