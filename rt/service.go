@@ -190,6 +190,7 @@ func (st *svcState) rebuild(now time.Time) {
 			ep = &endpoint{addr: p.Addr, target: target, tr: st.c.transport(target), br: newInstBreaker(st.sd.Policy.Breaker, st.key, p.Addr, o.logger), start: p.StartTime}
 			st.eps[p.Addr] = ep
 		} else if !ep.start.Equal(p.StartTime) {
+			o.logger.Info("rt: provider registered again with a new start time: its breaker starts over", "key", st.keyName, "addr", p.Addr)
 			ep.restarted(p.StartTime)
 		}
 		ep.weight = p.Weight
