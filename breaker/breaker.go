@@ -81,7 +81,7 @@ type Ticket struct {
 // Counts is a snapshot of a breaker, for metrics and debugging.
 type Counts struct {
 	State State
-	// Generation counts state changes; it starts at 1.
+	// Generation counts state changes and resets; it starts at 1.
 	Generation uint64
 	// Requests and Failures are the results in the window (closed state).
 	Requests, Failures int
@@ -325,6 +325,23 @@ func (b *Breaker) Release(tk Ticket) {
 	b.mu.Unlock()
 }
 
+// Reset forgets everything b has seen, as if it had just been made: it
+// closes b if it is open or half-open (reporting the change to
+// OnStateChange) and empties the window and the run of failures. It starts
+// a new generation, so the results of calls admitted before it are
+// ignored. Use it when the instance behind b is replaced by a new one,
+// such as a provider that restarted: what the old one did says nothing
+// about the new one.
+func (b *Breaker) Reset() {
+	b.mu.Lock()
+	if b.state != Closed {
+		b.to(Closed)
+	} else {
+		b.renew()
+	}
+	b.unlockAndNotify()
+}
+
 // record counts a result in the closed state's window and trips the
 // breaker if a threshold is reached.
 func (b *Breaker) record(t int64, o outcome) {
@@ -403,15 +420,21 @@ func (b *Breaker) toOpen(t int64) {
 func (b *Breaker) to(s State) {
 	from := b.state
 	b.state = s
+	b.renew()
+	if b.set.onChange != nil {
+		b.pending = append(b.pending, change{from, s})
+	}
+}
+
+// renew starts a new generation of the current state with a clean slate:
+// an empty window, no run of failures, no probes. The lock must be held.
+func (b *Breaker) renew() {
 	b.gen++
 	b.win.reset()
 	b.consec.Store(uint64(uint32(b.gen)) << 32)
 	clear(b.probes)
 	b.successes = 0
-	b.word.Store(b.gen<<2 | uint64(s))
-	if b.set.onChange != nil {
-		b.pending = append(b.pending, change{from, s})
-	}
+	b.word.Store(b.gen<<2 | uint64(b.state))
 }
 
 // unlockAndNotify unlocks b and reports queued state changes, in order and

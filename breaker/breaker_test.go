@@ -462,3 +462,61 @@ func TestDoneAnswered(t *testing.T) {
 		t.Fatalf("probe answered with a failure: %v, want open", s)
 	}
 }
+
+// Reset closes the breaker from any state with a clean slate: what was
+// counted before, and results of calls admitted before, no longer count.
+func TestReset(t *testing.T) {
+	tests := []struct {
+		name    string
+		setup   func(b *Breaker) Ticket // brings b to its state; returns a ticket admitted before Reset
+		now     time.Duration           // of Reset
+		from    State
+		changes string // reported by OnStateChange, Reset's included
+	}{
+		{"open", func(b *Breaker) Ticket {
+			tk, _ := b.Allow(t0)
+			run(t, b, t0, "FFF")
+			return tk
+		}, time.Second / 2, Open, "closed>open open>closed"},
+		{"half-open", func(b *Breaker) Ticket {
+			run(t, b, t0, "FFF")
+			tk, _ := b.Allow(at(time.Second))
+			return tk
+		}, time.Second, HalfOpen, "closed>open open>half-open half-open>closed"},
+		{"closed with a run of failures", func(b *Breaker) Ticket {
+			tk, _ := b.Allow(t0)
+			run(t, b, t0, "FF")
+			return tk
+		}, 0, Closed, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var changes []string
+			b := New(Settings{ConsecutiveFailures: 3, MinRequests: 4, OpenFor: time.Second, HalfOpenProbes: 1,
+				OnStateChange: func(from, to State) { changes = append(changes, from.String()+">"+to.String()) }})
+			stale := tc.setup(b)
+			now := at(tc.now)
+			if s := b.State(now); s != tc.from {
+				t.Fatalf("before Reset: %v, want %v", s, tc.from)
+			}
+			gen := b.Counts(now).Generation
+			b.Reset()
+			c := b.Counts(now)
+			if c.State != Closed || c.Generation != gen+1 || c.Requests != 0 || c.ConsecutiveFailures != 0 || c.Probes != 0 {
+				t.Fatalf("after Reset: %+v, want closed, generation %d, nothing counted", c, gen+1)
+			}
+			if got := strings.Join(changes, " "); got != tc.changes {
+				t.Fatalf("changes %q, want %q", got, tc.changes)
+			}
+			b.Done(now, stale, false) // admitted before Reset: ignored
+			run(t, b, now, "FF")      // a fresh run of 2 of the 3 that trip
+			if s := b.State(now); s != Closed {
+				t.Fatalf("tripped by 2 fresh failures: %v; stale results were counted", s)
+			}
+			run(t, b, now, "F")
+			if s := b.State(now); s != Open {
+				t.Fatalf("3 fresh failures in a row: %v, want open", s)
+			}
+		})
+	}
+}

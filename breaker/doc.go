@@ -29,6 +29,13 @@
 // one its caller canceled, ends with [Breaker.Release] instead of Done: it
 // is not counted, and a half-open probe's place is freed at once.
 //
+// [Breaker.Reset] starts over, closed and with nothing counted, for an
+// instance replaced by a new one: the yrpc client resets a provider's
+// breaker when the provider registers again at the same address with a
+// new start time (a restarted process), so that a breaker opened by the
+// old process's refused connections does not refuse the new process for
+// its open period.
+//
 // Time is a parameter of every method: the breaker never reads the clock,
 // so tests drive it with a fake one. Pass time.Now() values in production;
 // durations are measured with time.Time.Sub, which uses the monotonic

@@ -187,8 +187,11 @@ func (st *svcState) rebuild(now time.Time) {
 		}
 		ep := st.eps[p.Addr]
 		if target := st.c.target(p); ep == nil || ep.target != target {
-			ep = &endpoint{addr: p.Addr, target: target, tr: st.c.transport(target), br: newInstBreaker(st.sd.Policy.Breaker, st.key, p.Addr, o.logger)}
+			ep = &endpoint{addr: p.Addr, target: target, tr: st.c.transport(target), br: newInstBreaker(st.sd.Policy.Breaker, st.key, p.Addr, o.logger), start: p.StartTime}
 			st.eps[p.Addr] = ep
+		} else if !ep.start.Equal(p.StartTime) {
+			o.logger.Info("rt: provider registered again with a new start time: its breaker starts over", "key", st.keyName, "addr", p.Addr)
+			ep.restarted(p.StartTime)
 		}
 		ep.weight = p.Weight
 		if ic.Weight > 0 {
@@ -282,6 +285,29 @@ type endpoint struct {
 	// transport of target.
 	target string
 	tr     transport
+	// start is the start time of its registration; set and read with
+	// svcState.mu held.
+	start time.Time
+}
+
+// restarted starts over with a provider that registered again at the same
+// address with start time start: a new process, such as the only provider
+// restarting while the registry kept listing it (a crashed process's entry
+// outlives it until its session expires; zkreg keeps the last provider
+// for its EmptyGrace). What the old process did says nothing about the new
+// one: the breaker forgets it, and the connection pool ends the redial
+// backoff that refused connections started, so that calls reach the new
+// process at once instead of after the breaker's open period. Called with
+// svcState.mu held.
+func (ep *endpoint) restarted(start time.Time) {
+	ep.start = start
+	ep.br.Reset()
+	switch tr := ep.tr.(type) {
+	case yrpcTransport:
+		tr.p.RedialNow()
+	case grpcClientTransport:
+		tr.p.RedialNow()
+	}
 }
 
 // endpointMeta is what calls need from a provider's registry payload.

@@ -119,6 +119,18 @@ func (p *Pool) Get(ctx context.Context) (*Conn, error) {
 	}
 }
 
+// RedialNow ends the redial backoff: the next Get dials at once. It is
+// for an address whose server is known to be back (it registered again),
+// which failed dials while it was down must not keep refusing.
+func (p *Pool) RedialNow() {
+	for i := range p.slots {
+		s := &p.slots[i]
+		s.mu.Lock()
+		s.retryAt, s.backoff = time.Time{}, 0
+		s.mu.Unlock()
+	}
+}
+
 // Each calls f for every live connection.
 func (p *Pool) Each(f func(*Conn)) {
 	for i := range p.slots {

@@ -64,3 +64,27 @@ func TestHandshakePastCallersDeadline(t *testing.T) {
 		}
 	}
 }
+
+// After a failed dial, Get fails at once until the backoff ends on the
+// pool's clock, or until RedialNow ends it.
+func TestRedialNow(t *testing.T) {
+	dials := 0
+	p := NewPool("127.0.0.1:1", &Config{Dial: func(context.Context, string) (net.Conn, error) {
+		dials++
+		return nil, errors.New("connection refused")
+	}, Now: func() time.Time { return time.Unix(1000, 0) }})
+	defer p.Close(errorf(Unavailable, "test over"))
+	for i, want := range []int{1, 1, 2} {
+		if i == 2 {
+			p.RedialNow()
+		}
+		_, err := p.Get(context.Background())
+		var ns *NotSent
+		if !errors.As(err, &ns) || !strings.Contains(err.Error(), "connection refused") {
+			t.Fatalf("Get %d: %v, want a not-sent refusal", i+1, err)
+		}
+		if dials != want {
+			t.Fatalf("Get %d: %d dials, want %d", i+1, dials, want)
+		}
+	}
+}

@@ -411,7 +411,8 @@ func TestGzipRefusal(t *testing.T) {
 }
 
 // A failed dial is not sent, and the redial waits its backoff on the
-// pool's clock: until then Get fails at once.
+// pool's clock: until then Get fails at once, unless RedialNow ended the
+// backoff.
 func TestDialBackoff(t *testing.T) {
 	checkLeaks(t)
 	var dials atomic.Int32
@@ -424,11 +425,14 @@ func TestDialBackoff(t *testing.T) {
 		},
 		Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now },
 	})
-	for i, want := range []int32{1, 1, 2} {
-		if i == 2 {
+	for i, want := range []int32{1, 1, 2, 2, 3} {
+		switch i {
+		case 2:
 			mu.Lock()
 			now = now.Add(time.Second)
 			mu.Unlock()
+		case 4:
+			p.RedialNow()
 		}
 		_, err := p.Get(ctxT(t))
 		var ns *conn.NotSent

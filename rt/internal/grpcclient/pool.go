@@ -264,6 +264,14 @@ func (p *Pool) Get(ctx context.Context) (*Conn, error) {
 	}
 }
 
+// RedialNow ends the redial backoff: the next Get dials at once, as
+// package conn's Pool.RedialNow.
+func (p *Pool) RedialNow() {
+	p.mu.Lock()
+	p.retryAt, p.backoff = time.Time{}, 0
+	p.mu.Unlock()
+}
+
 // Open is the number of the pool's connections not yet closed (a
 // replaced one counts until its last call ends).
 func (p *Pool) Open() int {
