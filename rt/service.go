@@ -302,12 +302,7 @@ type endpoint struct {
 func (ep *endpoint) restarted(start time.Time) {
 	ep.start = start
 	ep.br.Reset()
-	switch tr := ep.tr.(type) {
-	case yrpcTransport:
-		tr.p.RedialNow()
-	case grpcClientTransport:
-		tr.p.RedialNow()
-	}
+	ep.tr.redialNow()
 }
 
 // endpointMeta is what calls need from a provider's registry payload.

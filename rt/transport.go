@@ -18,6 +18,9 @@ import (
 type transport interface {
 	// get returns a connection; its errors are *conn.NotSent.
 	get(ctx context.Context) (transportConn, error)
+	// redialNow ends the redial backoff of failed dials: the next get
+	// dials at once (the provider is known to be back).
+	redialNow()
 }
 
 // transportConn is a connection of a transport.
@@ -40,6 +43,8 @@ type connStream interface {
 }
 
 type yrpcTransport struct{ p *conn.Pool }
+
+func (t yrpcTransport) redialNow() { t.p.RedialNow() }
 
 func (t yrpcTransport) get(ctx context.Context) (transportConn, error) {
 	c, err := t.p.Get(ctx)
@@ -71,8 +76,11 @@ func (c yrpcConn) lostWith(err error) *conn.Conn {
 type refusedTransport struct{ err *conn.NotSent }
 
 func (t refusedTransport) get(context.Context) (transportConn, error) { return nil, t.err }
+func (refusedTransport) redialNow()                                   {}
 
 type grpcClientTransport struct{ p *grpcclient.Pool }
+
+func (t grpcClientTransport) redialNow() { t.p.RedialNow() }
 
 func (t grpcClientTransport) get(ctx context.Context) (transportConn, error) {
 	c, err := t.p.Get(ctx)
