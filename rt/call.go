@@ -61,7 +61,8 @@ func (k *call) newResponse(n int) (conn.Message, []byte) {
 }
 
 // emptyResponse sets the call's response to an empty message, making one
-// if the call has none (a failsafe call's answer).
+// if the call has none: a failsafe call's answer, or a mock's before its
+// value is copied in.
 func (k *call) emptyResponse() {
 	if k.resp != nil {
 		_ = k.resp.Unmarshal(nil)
