@@ -20,6 +20,7 @@ type callCtx struct {
 	peer      *Peer  // the connection's
 	principal string // the call's, from the Authenticator
 	info      *CallInfo
+	proto     string // ProtocolGRPC or ProtocolGRPCWeb; "" for yrpc's wire (ProtocolFrom)
 
 	mu       sync.Mutex
 	done     chan struct{}
