@@ -20,7 +20,6 @@ type callCtx struct {
 	peer      *Peer  // the connection's
 	principal string // the call's, from the Authenticator
 	info      *CallInfo
-	proto     string // ProtocolGRPC or ProtocolGRPCWeb; "" for yrpc's wire (ProtocolFrom)
 
 	mu       sync.Mutex
 	done     chan struct{}
@@ -29,6 +28,8 @@ type callCtx struct {
 	after    map[*afterFunc]struct{}
 	respMD   MD
 	finished bool
+
+	proto callProto // set before the handler runs, not under mu (after finished: no padding)
 }
 
 type afterFunc struct{ f func() }

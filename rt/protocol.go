@@ -15,8 +15,21 @@ func ProtocolFrom(ctx context.Context) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if c.proto == "" {
-		return ProtocolYRPC, true
+	switch c.proto {
+	case protoGRPC:
+		return ProtocolGRPC, true
+	case protoGRPCWeb:
+		return ProtocolGRPCWeb, true
 	}
-	return c.proto, true
+	return ProtocolYRPC, true
 }
+
+// callProto is what a server call came over, as a callCtx keeps it: a
+// byte, so that the context of every call does not grow.
+type callProto uint8
+
+const (
+	protoYRPC callProto = iota
+	protoGRPC
+	protoGRPCWeb
+)
