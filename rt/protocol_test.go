@@ -2,7 +2,6 @@ package rt_test
 
 import (
 	"context"
-	"io"
 	"testing"
 
 	"github.com/yrpc/yrpc/rt"
@@ -45,7 +44,7 @@ func TestProtocolFrom(t *testing.T) {
 		want string
 	}{
 		{"yrpc unary", func(ctx context.Context) error { _, err := call(ctx, e.cli, &testDesc, 0, "x"); return err }, rt.ProtocolYRPC},
-		{"yrpc stream", func(ctx context.Context) error { return drainProbeList(ctx, e.cli) }, rt.ProtocolYRPC},
+		{"yrpc stream", func(ctx context.Context) error { return readToEnd(openProbe(ctx, e.cli, 5, "1")) }, rt.ProtocolYRPC},
 		{"grpc unary", grpcReqOf(e.g, false, "/test.Echo/Echo"), rt.ProtocolGRPC},
 		{"grpc stream", grpcReqOf(e.g, false, "/grpctest.Probe/List"), rt.ProtocolGRPC},
 		{"grpc-web h2c unary", grpcReqOf(e.g, true, "/test.Echo/Echo"), rt.ProtocolGRPCWeb},
@@ -64,29 +63,5 @@ func TestProtocolFrom(t *testing.T) {
 	}
 	if p, ok := rt.ProtocolFrom(context.Background()); ok || p != "" {
 		t.Errorf("ProtocolFrom(Background) = %q, %v", p, ok)
-	}
-}
-
-// drainProbeList runs grpctest.Probe/List for one message over cli and
-// reads it to the end.
-func drainProbeList(ctx context.Context, cli *rt.Client) error {
-	cs, err := cli.NewStream(ctx, &probeDesc, 5)
-	if err != nil {
-		return err
-	}
-	if err := cs.SendMsg(&msg{S: "1"}); err != nil {
-		return err
-	}
-	if err := cs.CloseSend(); err != nil {
-		return err
-	}
-	for {
-		var m msg
-		if err := cs.RecvMsg(&m); err != nil {
-			if err == io.EOF {
-				return nil
-			}
-			return err
-		}
 	}
 }
