@@ -28,6 +28,8 @@ type callCtx struct {
 	after    map[*afterFunc]struct{}
 	respMD   MD
 	finished bool
+
+	proto callProto // set before the handler runs, not under mu (after finished: no padding)
 }
 
 type afterFunc struct{ f func() }

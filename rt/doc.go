@@ -31,8 +31,9 @@
 // (Authenticator, AccessRules) -> Validate -> interceptors -> handler ->
 // encode -> batched write. Handler contexts carry the caller's deadline,
 // metadata (IncomingMetadata), the peer (PeerFrom: address, TLS state,
-// certificate identity, principal) and cancellation (a cancel frame or a
-// closed connection); they cost one allocation per call, shared with the
+// certificate identity, principal), the protocol the call came over
+// (ProtocolFrom: yrpc's wire, gRPC or gRPC-Web) and cancellation (a
+// cancel frame or a closed connection); they cost one allocation per call, shared with the
 // request's bytes.
 //
 // Every resource a client can make the server hold has a limit with a
@@ -196,7 +197,11 @@
 // A stream's SendMsg and RecvMsg are safe for concurrent use (see
 // Stream); a stream ends when its handler returns. Rate limits count
 // streams opened; the interceptors StreamRecvLimit (server) and
-// StreamSendLimit (client) pace each stream's messages.
+// StreamSendLimit (client) pace each stream's messages. The access logs
+// of streams are interceptors too: StreamServerAccessLog and
+// StreamClientAccessLog write one line per stream when it ends, as
+// ServerAccessLog and ClientAccessLog do per call, with its messages
+// sent and received.
 //
 // # Security
 //

@@ -138,7 +138,11 @@ func (gc *grpcCall) start(rq *grpcRequest) bool {
 	s.inflight.Add(1)
 	c.inflight.Add(1)
 	gc.admitted = true
-	gc.sc.ctx = callCtx{parent: context.Background(), md: md, peer: c.peer, info: &me.info, deadline: deadline, drop: c.dropFunc}
+	proto := protoGRPC
+	if gc.web {
+		proto = protoGRPCWeb
+	}
+	gc.sc.ctx = callCtx{parent: context.Background(), md: md, peer: c.peer, info: &me.info, deadline: deadline, drop: c.dropFunc, proto: proto}
 	return true
 }
 

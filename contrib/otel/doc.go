@@ -32,7 +32,7 @@
 // covers the whole call as its caller waits for it: retries, failover,
 // hedging and mocks included. Attributes:
 //
-//	rpc.system.name           "yrpc"                        both
+//	rpc.system.name           "yrpc", or "grpc" (below)     both
 //	rpc.method                "package.Service/Method"      both
 //	rpc.response.status_code  "OK", "NOT_FOUND", ...        both
 //	error.type                the status code, on failure   both
@@ -40,6 +40,14 @@
 //	server.port               Options.ServerAddr's port, when it has one          client
 //	network.peer.address      the caller's IP (rt.PeerAddr)  server
 //	network.peer.port         the caller's port              server
+//
+// rpc.system.name (System, SystemGRPC) is "yrpc" on client spans, and on
+// server spans of calls that came over yrpc's wire; a server span says
+// "grpc" for a call or stream that came over the gRPC endpoint, gRPC or
+// gRPC-Web (rt.ProtocolFrom tells them apart), which the rt.Server answers
+// on the same port. The client interceptor runs above balancing, so it
+// cannot tell a provider reached over gRPC (a grpc:// address) from one
+// over yrpc's wire: its spans say "yrpc" either way.
 //
 // Status codes are rt's, which are gRPC's, spelled as gRPC spells them
 // (StatusName). As the conventions for gRPC say, every code but OK fails a
@@ -98,7 +106,8 @@
 //	rpc.client.call.duration  rpc.system.name, rpc.method, rpc.response.status_code, error.type, server.address, server.port
 //	rpc.server.call.duration  rpc.system.name, rpc.method, rpc.response.status_code, error.type
 //
-// A stream records one value on each side when its span ends: its whole
+// rpc.system.name splits the server's histogram by protocol, as it does
+// server spans. A stream records one value on each side when its span ends: its whole
 // life, open to end, as its span's duration (the conventions' message
 // counts per call, rpc.*.requests_per_rpc and responses_per_rpc, are
 // deprecated and not recorded).

@@ -23,8 +23,14 @@ import (
 // package gets from the providers.
 const ScopeName = "github.com/yrpc/yrpc/contrib/otel"
 
-// System is the value of the rpc.system.name attribute.
+// System is the value of the rpc.system.name attribute of client spans,
+// and of server spans of calls and streams that came over yrpc's wire.
 const System = "yrpc"
+
+// SystemGRPC is the value of the rpc.system.name attribute of server spans
+// of calls and streams that came over gRPC or gRPC-Web (rt.ProtocolFrom),
+// which the server answers on the same port as yrpc's wire.
+const SystemGRPC = "grpc"
 
 // Options configures the interceptors. The zero value uses OpenTelemetry's
 // global providers and propagator, as they are when the interceptor is made
@@ -83,6 +89,9 @@ type method struct {
 	base   []attribute.KeyValue // rpc.system.name, rpc.method, server.*
 	end    [numCodes][]attribute.KeyValue
 	record [numCodes][]metric.RecordOption
+	// grpc is the method as a server records a call that came over gRPC
+	// or gRPC-Web (rpc.system.name "grpc"); nil on the client.
+	grpc *method
 }
 
 func newInstruments(s side, o Options) *instruments {
@@ -142,13 +151,30 @@ func (in *instruments) method(info *rt.CallInfo) *method {
 	if m, ok := in.methods.Load(info.Method); ok {
 		return m.(*method)
 	}
-	m, _ := in.methods.LoadOrStore(info.Method, in.newMethod(info))
-	return m.(*method)
+	m := in.newMethod(info, System)
+	if in.side == serverSide {
+		m.grpc = in.newMethod(info, SystemGRPC)
+	}
+	v, _ := in.methods.LoadOrStore(info.Method, m)
+	return v.(*method)
 }
 
-func (in *instruments) newMethod(info *rt.CallInfo) *method {
+// serverMethod returns the cached attributes of info's method for the
+// server call or stream of ctx: with rpc.system.name "grpc" if it came
+// over gRPC or gRPC-Web.
+func (in *instruments) serverMethod(ctx context.Context, info *rt.CallInfo) *method {
+	m := in.method(info)
+	if p, _ := rt.ProtocolFrom(ctx); p == rt.ProtocolGRPC || p == rt.ProtocolGRPCWeb {
+		return m.grpc
+	}
+	return m
+}
+
+// newMethod builds the attributes of info's method with rpc.system.name
+// system.
+func (in *instruments) newMethod(info *rt.CallInfo, system string) *method {
 	m := &method{name: info.Method.FullName}
-	m.base = []attribute.KeyValue{semconv.RPCSystemNameKey.String(System), semconv.RPCMethod(m.name)}
+	m.base = []attribute.KeyValue{semconv.RPCSystemNameKey.String(system), semconv.RPCMethod(m.name)}
 	kind := trace.SpanKindServer
 	if in.side == clientSide {
 		kind = trace.SpanKindClient
@@ -277,7 +303,7 @@ func NewClientInterceptor(o Options) rt.ClientInterceptor {
 func NewServerInterceptor(o Options) rt.ServerInterceptor {
 	in := newInstruments(serverSide, o)
 	return func(ctx context.Context, req rt.Message, info *rt.CallInfo, next rt.Handler) (resp rt.Message, err error) {
-		m := in.method(info)
+		m := in.serverMethod(ctx, info)
 		start := time.Now()
 		ctx, span := in.startServer(ctx, m)
 		returned := false

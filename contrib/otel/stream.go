@@ -195,7 +195,7 @@ func (s *clientStream) finish(err error) {
 func NewStreamServerInterceptor(o Options) rt.StreamServerInterceptor {
 	in := newInstruments(serverSide, o)
 	return func(ss rt.ServerStreamer, info *rt.CallInfo, next rt.StreamHandler) error {
-		m := in.method(info)
+		m := in.serverMethod(ss.Context(), info)
 		start := time.Now()
 		ctx, span := in.startServer(ss.Context(), m)
 		s := &serverStream{ServerStreamer: ss, streamSpan: streamSpan{in: in, m: m, ctx: ctx, span: span, start: start}}

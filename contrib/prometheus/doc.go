@@ -21,6 +21,29 @@
 //	sum by (service, method) (rate(yrpc_calls_total{side="client",code!="OK"}[5m]))
 //	histogram_quantile(0.99, sum by (le) (rate(yrpc_call_duration_seconds_bucket{method="Get"}[5m])))
 //
+// Only attempts carry an instance label, and provider addresses come and
+// go (autoscaling, restarts on new ports), so the Observer bounds them, as
+// exporters that take labels from outside commonly do (the OpenTelemetry
+// Collector's Prometheus exporter expires series without updates after
+// metric_expiration, 5 minutes by default; OpenTelemetry's metrics SDK
+// caps each metric's attribute sets at 2000 and folds the rest into one
+// overflow point, which keeps totals right):
+//
+//   - Options.InstanceTTL (default [DefaultInstanceTTL], 10 minutes): the
+//     series of an instance without an attempt for that long are deleted,
+//     at the next scrape or new instance series (a sweep runs at most
+//     every quarter TTL). Prometheus marks them stale; an instance called
+//     again starts new series from zero, which rate() and increase() take
+//     as a counter reset.
+//   - Options.MaxSeries (default metrics.DefaultMaxSeries, 4096, as the
+//     expvar Recorder's): at most that many (side, service, method,
+//     instance) series; the attempts of new instances beyond it are counted
+//     under instance="overflow" ([OverflowInstance]), so sums over instances
+//     stay right. Such events take the Observer's lock, so alert on
+//     yrpc_attempts_total{instance="overflow"} and raise the bound.
+//
+// A negative value turns either off.
+//
 // A [Collector] reads gauges at scrape time from the snapshots of a client
 // (rt.Client.Stats), a server (rt.Server.Stats) and a registry
 // (zkreg.Registry.Connected); register it with a prometheus.Registerer.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	prom "github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,23 @@ type Options struct {
 	Buckets []time.Duration
 	// ConstLabels are added to every metric, e.g. {"app": "users"}.
 	ConstLabels prom.Labels
+	// InstanceTTL is how long the series of a provider instance (the
+	// attempt metrics labelled with its address) outlive its last event:
+	// those of an instance without an event for InstanceTTL are deleted,
+	// so that a client whose providers come and go (autoscaling, restarts
+	// on new ports) does not keep the series of departed ones. Zero means
+	// DefaultInstanceTTL; negative keeps them for the Observer's life.
+	InstanceTTL time.Duration
+	// MaxSeries bounds the instance series: one per (side, service,
+	// method, instance) with an instance label, as metrics.RecorderOptions
+	// counts them. Events of a new one beyond it are counted under the
+	// instance label OverflowInstance instead, so totals stay right. Zero
+	// means metrics.DefaultMaxSeries; negative means no limit. Whole calls
+	// (an empty instance) are not bounded: their labels come from the
+	// registered services and the fixed set of codes.
+	MaxSeries int
+	// Now tells the time for InstanceTTL; nil means time.Now. Tests set it.
+	Now func() time.Time
 }
 
 // Observer is a metrics.Observer that updates Prometheus metrics (see the
@@ -31,15 +49,20 @@ type Options struct {
 // safe for concurrent use. It caches the labelled counters and histograms of
 // every (side, service, method, instance, code, mock kind) it has seen, so
 // that Observe on a seen combination takes only a read lock and does not
-// allocate. Like the metrics themselves, the cache keeps every instance
-// address it has seen for the life of the Observer.
+// allocate. The series of provider instances are bounded
+// (Options.MaxSeries) and deleted once idle (Options.InstanceTTL): at a
+// scrape, or when an instance series is added.
 type Observer struct {
 	calls, attempts     *prom.CounterVec
 	mocked              *prom.CounterVec
 	callDur, attemptDur *prom.HistogramVec
+	bounds              instanceBounds
 
-	mu    sync.RWMutex
-	cache map[cacheKey]*children
+	mu      sync.RWMutex // guards the fields below
+	cache   map[cacheKey]*children
+	inst    map[instKey]*instSeries // the series with an instance label
+	counted int                     // those of inst that count toward MaxSeries (not the overflow ones)
+	swept   time.Time               // the last sweep
 }
 
 // cacheKey names the metrics one event updates.
@@ -55,6 +78,10 @@ type children struct {
 	count   prom.Counter  // in calls or attempts
 	latency prom.Observer // in callDur or attemptDur
 	mocked  prom.Counter  // nil when the event was not mocked
+	// inst is the instance series the children belong to (nil for an
+	// empty instance), and n counts their events for its sweeps.
+	inst *instSeries
+	n    atomic.Uint64
 }
 
 // NewObserver creates the Observer's metrics and registers them with reg
@@ -85,20 +112,17 @@ func NewObserver(reg prom.Registerer, opts Options) (*Observer, error) {
 		mocked:     counter("mocked_total", "yrpc calls answered by a mock, by kind (forced, fallback).", "kind"),
 		callDur:    histogram("call_duration_seconds", "Latency of finished yrpc calls."),
 		attemptDur: histogram("attempt_duration_seconds", "Latency of finished yrpc client attempts by provider instance."),
+		bounds:     newInstanceBounds(opts),
 		cache:      make(map[cacheKey]*children),
+		inst:       make(map[instKey]*instSeries),
 	}
-	var done []prom.Collector
-	for _, c := range []prom.Collector{o.calls, o.attempts, o.mocked, o.callDur, o.attemptDur} {
-		if err := reg.Register(c); err != nil {
-			for _, d := range done {
-				reg.Unregister(d)
-			}
-			if are := (prom.AlreadyRegisteredError{}); errors.As(err, &are) {
-				return nil, fmt.Errorf("prometheus: yrpc metrics with namespace %q are already registered: %w", ns, err)
-			}
-			return nil, fmt.Errorf("prometheus: register yrpc metrics: %w", err)
+	// One collector for the five, so that a scrape sweeps idle instances
+	// first, and registering is all or nothing.
+	if err := reg.Register(observerCollector{o}); err != nil {
+		if are := (prom.AlreadyRegisteredError{}); errors.As(err, &are) {
+			return nil, fmt.Errorf("prometheus: yrpc metrics with namespace %q are already registered: %w", ns, err)
 		}
-		done = append(done, c)
+		return nil, fmt.Errorf("prometheus: register yrpc metrics: %w", err)
 	}
 	return o, nil
 }
@@ -133,6 +157,9 @@ func (o *Observer) Observe(e metrics.Event) {
 	if c.mocked != nil {
 		c.mocked.Inc()
 	}
+	if c.inst != nil {
+		c.n.Add(1)
+	}
 }
 
 // add looks up and caches the labelled metrics of k.
@@ -141,6 +168,13 @@ func (o *Observer) add(k cacheKey) *children {
 	defer o.mu.Unlock()
 	if c := o.cache[k]; c != nil {
 		return c
+	}
+	var inst *instSeries
+	if k.instance != "" {
+		var cached bool
+		if k, inst, cached = o.instance(k); cached {
+			return o.cache[k]
+		}
 	}
 	side := k.side.String()
 	count, latency := o.calls, o.callDur
@@ -153,6 +187,10 @@ func (o *Observer) add(k cacheKey) *children {
 	}
 	if k.mocked != "" {
 		c.mocked = o.mocked.WithLabelValues(side, k.service, k.method, k.instance, k.mocked)
+	}
+	if inst != nil {
+		c.inst = inst
+		inst.keys = append(inst.keys, k)
 	}
 	o.cache[k] = c
 	return c
