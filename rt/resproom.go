@@ -41,7 +41,9 @@ func invokeNew(ctx context.Context, inv Invoker, sd *ServiceDesc, m int, req Mes
 // The room is the smallest of a ladder of sizes that holds n bytes: steps
 // of 32 bytes up to 512, then the allocator's size classes up to 4 KiB
 // (those of go1.26), so that the room adds at most about an eighth to n.
-// Over 4 KiB, the message and the room are two allocations.
+// Over 4 KiB, the message and the room are two allocations. Each step is
+// a type of its own per T: WithRoom adds about 27 KB to a binary per
+// response type (go1.26, amd64).
 func WithRoom[T any, PT interface {
 	*T
 	Message
@@ -127,6 +129,7 @@ func messageWithRoom[T any, PT interface {
 	Message
 }, R any](n int) (Message, []byte) {
 	x := new(struct {
+		_    [0]func() // not comparable: no equality function per T and R
 		msg  T
 		room R
 	})
