@@ -1,0 +1,76 @@
+package rt_test
+
+import (
+	"context"
+	"crypto/tls"
+	"testing"
+
+	"github.com/yrpc/yrpc/internal/testcerts"
+	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/registry"
+)
+
+// A per-app rate limit keys an authenticated caller's calls on its
+// identity, not on the app name it claims: identity A, drained under app
+// "a", stays limited when it claims "b", "c" or "d", and identity B
+// claiming A's app "a" keeps its own bucket. Before, each new claim got a
+// fresh bucket, so a limited caller escaped its limit by renaming itself,
+// and could drain another app's bucket by borrowing its name. Both ways
+// of authenticating: the client certificate (no Authenticator) and an
+// Authenticator's principal (bearer tokens).
+func TestPerAppLimitKeysOnIdentity(t *testing.T) {
+	checkLeaks(t)
+	ca := testcerts.NewCA(t, "test CA")
+	leaf := ca.Issue(t, testcerts.Leaf{CN: "server"})
+	cert := func(id string) []rt.ClientOption {
+		return []rt.ClientOption{rt.WithTLS(testcerts.ClientConfig(ca, ca.Issue(t, testcerts.Leaf{CN: id, SPIFFE: "spiffe://example.org/" + id, Client: true})))}
+	}
+	token := func(id string) []rt.ClientOption {
+		return []rt.ClientOption{rt.WithTLS(testcerts.ClientConfig(ca)), rt.WithCredentials(rt.BearerToken{Token: "token-of-" + id})}
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  *tls.Config
+		opts []rt.ServerOption
+		as   func(id string) []rt.ClientOption
+	}{
+		{"client certificate", testcerts.ServerConfig(leaf, ca), nil, cert},
+		{"authenticator", testcerts.ServerConfig(leaf, nil),
+			[]rt.ServerOption{rt.WithAuthenticator(rt.BearerTokens(map[string]string{"token-of-A": "A", "token-of-B": "B"}))}, token},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := registry.NewMemory()
+			t.Cleanup(func() { reg.Close() })
+			if err := reg.UpdateConfig(context.Background(), registry.Key{Service: testDesc.Name}, func(c *registry.Config) error {
+				c.RateLimit = &registry.RateLimit{Rate: 1, Burst: 2, PerApp: true}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			// The clock never moves: a drained bucket stays drained.
+			e := newTLSEnv(t, tc.cfg, append(tc.opts, rt.WithRegistry(reg.Conn()), rt.WithClock(newFakeClock()))...)
+			ctx := ctxT(t)
+			a := e.client(append(tc.as("A"), rt.WithApp("a"))...)
+			// The server learns the limit through its watch: call until
+			// it bites.
+			for i := 0; ; i++ {
+				_, err := call(ctx, a, &testDesc, 0, "x")
+				if rt.CodeOf(err) == rt.ResourceExhausted {
+					break
+				}
+				if err != nil || i > 10_000 {
+					t.Fatalf("call %d before the limit bit: %v", i, err)
+				}
+			}
+			for _, app := range []string{"b", "c", "d", ""} {
+				_, err := call(ctx, e.client(append(tc.as("A"), rt.WithApp(app))...), &testDesc, 0, "x")
+				if rt.CodeOf(err) != rt.ResourceExhausted {
+					t.Errorf("identity A claiming app %q: %v, want ResourceExhausted (A's bucket is empty)", app, err)
+				}
+			}
+			if _, err := call(ctx, e.client(append(tc.as("B"), rt.WithApp("a"))...), &testDesc, 0, "x"); err != nil {
+				t.Errorf("identity B claiming A's app: %v, want its own bucket", err)
+			}
+		})
+	}
+}
