@@ -62,11 +62,21 @@ func TestPerAppLimitKeysOnIdentity(t *testing.T) {
 					t.Fatalf("call %d before the limit bit: %v", i, err)
 				}
 			}
+			ran := e.impl.calls.Load()
 			for _, app := range []string{"b", "c", "d", ""} {
-				_, err := call(ctx, e.client(append(tc.as("A"), rt.WithApp(app))...), &testDesc, 0, "x")
+				var md rt.MD
+				_, err := call(ctx, e.client(append(tc.as("A"), rt.WithApp(app))...), &testDesc, 0, "x", rt.ResponseMetadata(&md))
 				if rt.CodeOf(err) != rt.ResourceExhausted {
 					t.Errorf("identity A claiming app %q: %v, want ResourceExhausted (A's bucket is empty)", app, err)
 				}
+				// Refused unrun, as every rate limit refuses: the client
+				// may try another provider.
+				if md.Get("yrpc-refused") == "" {
+					t.Errorf("identity A claiming app %q: response metadata %q, want it marked refused", app, md)
+				}
+			}
+			if n := e.impl.calls.Load(); n != ran {
+				t.Errorf("the handler ran %d refused calls", n-ran)
 			}
 			if _, err := call(ctx, e.client(append(tc.as("B"), rt.WithApp("a"))...), &testDesc, 0, "x"); err != nil {
 				t.Errorf("identity B claiming A's app: %v, want its own bucket", err)

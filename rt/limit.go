@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/yrpc/yrpc/limiter"
+	"github.com/yrpc/yrpc/rt/internal/conn"
 )
 
 // Bounds of a per-app limit's table of claimed app names (see callLimiter):
@@ -116,4 +117,15 @@ func (l *callLimiter) allowAs(ip, principal string, md MD, now time.Time) bool {
 // rateLimited is the refusal of a call over its service's rate limit.
 func rateLimited(method string) *Error {
 	return &Error{Code: ResourceExhausted, Message: method + ": rate limit exceeded"}
+}
+
+// refusedAfterAuth is rateLimited for a call that its limit refused once
+// authenticated (see callLimiter.afterAuth): its handler context's
+// response metadata marks it refused, as admission's refusals are, so that
+// the client knows it did not run and may try another provider.
+func refusedAfterAuth(ctx *callCtx, method string) *Error {
+	ctx.mu.Lock()
+	ctx.respMD = append(ctx.respMD, conn.MDRefused, "1")
+	ctx.mu.Unlock()
+	return rateLimited(method)
 }

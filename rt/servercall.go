@@ -287,7 +287,7 @@ func authorize(ctx *callCtx, me *methodEntry, c *serverConn) error {
 		ctx.principal = p
 		// A per-app limit keys on the principal, known only now.
 		if lim := me.limit.Load(); lim != nil && lim.afterAuth(o.auth) && !lim.allowAs(c.ip, p, ctx.md, o.clock.Now()) {
-			return rateLimited(m.FullName)
+			return refusedAfterAuth(ctx, m.FullName)
 		}
 	} else {
 		ctx.principal = defaultPrincipal(ctx.peer)
