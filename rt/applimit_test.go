@@ -3,6 +3,7 @@ package rt_test
 import (
 	"context"
 	"crypto/tls"
+	"io"
 	"testing"
 
 	"github.com/yrpc/yrpc/internal/testcerts"
@@ -82,5 +83,63 @@ func TestPerAppLimitKeysOnIdentity(t *testing.T) {
 				t.Errorf("identity B claiming A's app: %v, want its own bucket", err)
 			}
 		})
+	}
+}
+
+// Streams too: with an Authenticator, a per-app limit counts the streams
+// an identity opens in its bucket whatever app it claims.
+func TestPerAppStreamLimitKeysOnPrincipal(t *testing.T) {
+	reg := registry.NewMemory()
+	t.Cleanup(func() { reg.Close() })
+	if err := reg.UpdateConfig(context.Background(), registry.Key{Service: feedDesc.Name}, func(c *registry.Config) error {
+		c.RateLimit = &registry.RateLimit{Rate: 1, Burst: 2, PerApp: true}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	auth := rt.WithAuthenticator(rt.BearerTokens(map[string]string{"token-of-A": "A", "token-of-B": "B"}))
+	e := newEnvWith(t, func(s *rt.Server) { s.RegisterService(&feedDesc, newFeedImpl()) },
+		[]rt.ServerOption{auth, rt.WithRegistry(reg.Conn()), rt.WithClock(newFakeClock())})
+	ctx := ctxT(t)
+	// open opens a server stream as id claiming app, and reads it to
+	// its end: nil if it was served.
+	open := func(id, app string) error {
+		cli, err := rt.NewClient(rt.WithAddrs(e.lis.Addr().String()), rt.WithApp(app),
+			rt.WithCredentials(rt.BearerToken{Token: "token-of-" + id, AllowPlaintext: true}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cli.Close()
+		s, err := stream(ctx, cli, 0)
+		if err != nil {
+			return err
+		}
+		if err := s.Send(&msg{S: "1"}); err != nil {
+			return err
+		}
+		if err := s.CloseSend(); err != nil {
+			return err
+		}
+		if _, err := recvAll(t, s); err != io.EOF {
+			return err
+		}
+		return nil
+	}
+	for i := 0; ; i++ {
+		err := open("A", "a")
+		if rt.CodeOf(err) == rt.ResourceExhausted {
+			break
+		}
+		if err != nil || i > 10_000 {
+			t.Fatalf("stream %d before the limit bit: %v", i, err)
+		}
+	}
+	for _, app := range []string{"b", "c"} {
+		if err := open("A", app); rt.CodeOf(err) != rt.ResourceExhausted {
+			t.Errorf("identity A claiming app %q: %v, want ResourceExhausted", app, err)
+		}
+	}
+	if err := open("B", "a"); err != nil {
+		t.Errorf("identity B claiming A's app: %v, want its own bucket", err)
 	}
 }
