@@ -82,8 +82,9 @@ func (l *callLimiter) withLimit(rate float64, burst int, now time.Time) *callLim
 }
 
 // afterAuth reports whether l is checked once the call is authenticated
-// (checkAuthenticated) instead of when it arrives (allow): a per-app limit
-// on a server whose Authenticator gives the principal it keys on.
+// (authorize, with allowAs) instead of when it arrives (admission, with
+// allow): a per-app limit on a server whose Authenticator gives the
+// principal it keys on.
 func (l *callLimiter) afterAuth(auth Authenticator) bool {
 	return l.perApp && auth != nil
 }
