@@ -31,11 +31,11 @@
 // (the generated switch) -> decode -> authentication and authorization
 // (Authenticator, AccessRules; with an Authenticator a per-app limit is
 // checked here, keyed on its principal) -> Validate -> interceptors ->
-// handler -> encode -> batched write. Handler contexts carry the caller's deadline,
-// metadata (IncomingMetadata), the peer (PeerFrom: address, TLS state,
-// certificate identity, principal) and cancellation (a cancel frame or a
-// closed connection); they cost one allocation per call, shared with the
-// request's bytes.
+// handler -> encode -> batched write. Handler contexts carry the caller's
+// deadline, metadata (IncomingMetadata), the peer (PeerFrom: address, TLS
+// state, certificate identity, principal) and cancellation (a cancel frame
+// or a closed connection); they cost one allocation per call, shared with
+// the request's bytes.
 //
 // Every resource a client can make the server hold has a limit with a
 // default (Limits, WithMaxFrameSize, WithMaxMetadataSize,
