@@ -25,16 +25,18 @@
 // The path of a call: TLS or plaintext, told by the first byte (WithTLS)
 // -> preface and settings -> closing? -> registry token (WithRegistryToken)
 // -> group and version -> per-client rate limit (schema RateLimit or
-// governance config, keyed by client IP or calling app) -> calls in
-// flight per connection and overall (Limits) -> method ID to handler (the
-// generated switch) -> decode -> authentication and authorization
-// (Authenticator, AccessRules) -> Validate -> interceptors -> handler ->
-// encode -> batched write. Handler contexts carry the caller's deadline,
-// metadata (IncomingMetadata), the peer (PeerFrom: address, TLS state,
-// certificate identity, principal), the protocol the call came over
-// (ProtocolFrom: yrpc's wire, gRPC or gRPC-Web) and cancellation (a
-// cancel frame or a closed connection); they cost one allocation per call, shared with the
-// request's bytes.
+// governance config, keyed by client IP, or per app by the client
+// certificate's identity, else the app name the client claims) -> calls
+// in flight per connection and overall (Limits) -> method ID to handler
+// (the generated switch) -> decode -> authentication and authorization
+// (Authenticator, AccessRules; with an Authenticator a per-app limit is
+// checked here, keyed on its principal) -> Validate -> interceptors ->
+// handler -> encode -> batched write. Handler contexts carry the caller's
+// deadline, metadata (IncomingMetadata), the peer (PeerFrom: address, TLS
+// state, certificate identity, principal), the protocol the call came
+// over (ProtocolFrom: yrpc's wire, gRPC or gRPC-Web) and cancellation (a
+// cancel frame or a closed connection); they cost one allocation per
+// call, shared with the request's bytes.
 //
 // Every resource a client can make the server hold has a limit with a
 // default (Limits, WithMaxFrameSize, WithMaxMetadataSize,

@@ -80,7 +80,7 @@ func (gc *grpcCall) runStream() (err error) {
 			err = Errorf(Internal, "%s: handler panicked", m.FullName)
 		}
 	}()
-	if err := authorize(&gc.sc.ctx, gc.sc.me, &gc.g.s.o); err != nil {
+	if err := authorize(&gc.sc.ctx, gc.sc.me, gc.sc.conn); err != nil {
 		return err
 	}
 	return gc.sc.me.streamHandler(gc)

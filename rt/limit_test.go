@@ -2,9 +2,11 @@ package rt
 
 import (
 	"context"
+	"encoding/binary"
 	"io"
 	"log/slog"
 	"math"
+	"runtime"
 	"testing"
 	"time"
 
@@ -48,7 +50,7 @@ func admitted(se *serviceEntry, now time.Time, n int) int {
 	}
 	ok := 0
 	for range n {
-		if lim.allow("192.0.2.1", "", now) {
+		if lim.allow("192.0.2.1", nil, nil, now) {
 			ok++
 		}
 	}
@@ -107,5 +109,80 @@ func TestConfigRateLimitChangeKeepsBuckets(t *testing.T) {
 	s.applyConfig(se, cfg)
 	if got := admitted(se, now, 10); got != 0 {
 		t.Fatalf("after a snapshot with the same limit: %d of 10 calls admitted, want 0", got)
+	}
+}
+
+// A per-app limit without authentication keys on the app names clients
+// claim; a client sending a fresh name per call must not grow the server's
+// memory without bound. Before, the table kept 65536 names of any length
+// (up to the 16 KiB of metadata): tens of megabytes per limited service
+// here, a gigabyte at worst.
+func TestPerAppLimitClaimsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		calls int
+		size  int // bytes per name
+	}{
+		{"short names", 60_000, 120},
+		{"long names", 20_000, 2048},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lim := newCallLimiter(1, 1, true)
+			now := time.Unix(1_700_000_000, 0)
+			buf := make([]byte, tc.size)
+			before := heapInUse()
+			for i := range tc.calls {
+				// A fresh name per call, in a fresh string each time.
+				binary.BigEndian.PutUint64(buf, uint64(i))
+				lim.allow("192.0.2.1", nil, MD{MDApp, string(buf)}, now)
+			}
+			grown := heapInUse() - before
+			runtime.KeepAlive(lim)
+			if grown > 4<<20 {
+				t.Fatalf("%d claimed app names of %d bytes grew the heap by %.1f MiB, want at most 4", tc.calls, tc.size, float64(grown)/(1<<20))
+			}
+			t.Logf("heap grew %.2f MiB", float64(grown)/(1<<20))
+		})
+	}
+}
+
+// heapInUse returns the bytes of live heap objects after a collection.
+func heapInUse() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// A per-app limit's buckets: a principal's, a claimed app's and an IP's are
+// kept apart, so no claim drains an identity's or an IP's bucket; a name
+// too long to key on counts against the client's IP.
+func TestPerAppLimitKeys(t *testing.T) {
+	const ip, id = "192.0.2.1", "spiffe://example.org/A"
+	long := string(make([]byte, maxAppKeyLen+1))
+	for _, tc := range []struct {
+		name           string
+		drainP, drainA string // the principal and app of the call that drains a bucket
+		principal, app string // those of the next call
+		want           bool
+	}{
+		{"same principal, another app", id, "a", id, "b", false},
+		{"claim of the principal's name", id, "", "", id, true},
+		{"principal named as a drained claim", "", id, id, "", true},
+		{"claim of the IP", "", "", "", ip, true},
+		{"same claim", "", "a", "", "a", false},
+		{"too long a claim is the IP's", "", "", "", long, false},
+		{"no claim is the IP's", "", long, "", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lim := newCallLimiter(1, 1, true)
+			now := time.Unix(1_700_000_000, 0)
+			if !lim.allowAs(ip, tc.drainP, MD{MDApp, tc.drainA}, now) {
+				t.Fatal("the first call was refused")
+			}
+			if got := lim.allowAs(ip, tc.principal, MD{MDApp, tc.app}, now); got != tc.want {
+				t.Fatalf("next call allowed = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -165,7 +165,9 @@ func WithRegistry(r registry.Registry) Option {
 }
 
 // WithApp names the application: shown by `yrpcc ctl ls`, sent with calls
-// for per-app rate limits.
+// for per-app rate limits. The name is a claim the server cannot check: a
+// server that authenticates its callers (mutual TLS, an Authenticator)
+// keys per-app limits on their principal instead.
 func WithApp(name string) Option { return sharedOption(func(s *sharedConfig) { s.app = name }) }
 
 // WithGroupVersion makes the client call, or the server serve, the given

@@ -74,7 +74,8 @@ type serviceEntry struct {
 type methodEntry struct {
 	info    CallInfo
 	handler Handler
-	allow   []string // principals allowed (AccessRules patterns); nil: anyone
+	allow   []string                     // principals allowed (AccessRules patterns); nil: anyone
+	limit   *atomic.Pointer[callLimiter] // the service's (serviceEntry.limit)
 	// streamHandler serves a stream method, under the stream interceptors.
 	streamHandler StreamHandler
 	// slowUntil is the time (unix nanos, server clock) until which the
@@ -260,6 +261,7 @@ func (s *Server) newServiceEntry(sd *ServiceDesc, impl any) *serviceEntry {
 		me := &se.methods[i]
 		me.info = CallInfo{Service: sd, Method: &sd.Methods[i], Index: i}
 		me.allow = accessRule(sd, &sd.Methods[i], s.o.access)
+		me.limit = &se.limit
 		if hs := sd.Methods[i].HandleStream; hs != nil {
 			me.streamHandler = chainStream(s.o.streamInterceptors, &me.info, func(ss ServerStreamer) error { return hs(impl, ss) })
 			continue

@@ -160,8 +160,8 @@ func (c *serverConn) admission(se *serviceEntry, me *methodEntry, md MD, checkKe
 	if g, v := md.Get(MDGroup), md.Get(MDVersion); checkKey && !se.builtin && (g != se.key.Group || v != se.key.Version) {
 		return Errorf(NotFound, "%s: this server serves %s, not %s", name, se.key, registry.Key{Service: se.key.Service, Group: g, Version: v})
 	}
-	if lim := se.limit.Load(); lim != nil && !lim.allow(c.ip, md.Get(MDApp), s.o.clock.Now()) {
-		return &Error{Code: ResourceExhausted, Message: name + ": rate limit exceeded"}
+	if lim := se.limit.Load(); lim != nil && !lim.afterAuth(s.o.auth) && !lim.allow(c.ip, c.peer, md, s.o.clock.Now()) {
+		return rateLimited(name)
 	}
 	if max := int64(s.o.limits.MaxCallsPerConn); max > 0 && c.inflight.Load() >= max {
 		return Errorf(ResourceExhausted, "%s: %d calls in flight on this connection (the server's Limits.MaxCallsPerConn)", name, max)
@@ -253,7 +253,7 @@ func (sc *serverCall) invoke() (resp Message, err error) {
 			resp, err = nil, Errorf(Internal, "%s: handler panicked", sc.me.info.Method.FullName)
 		}
 	}()
-	if err := authorize(&sc.ctx, sc.me, &sc.conn.srv.o); err != nil {
+	if err := authorize(&sc.ctx, sc.me, sc.conn); err != nil {
 		return nil, err
 	}
 	if v, ok := sc.req.(Validator); ok {
@@ -268,10 +268,12 @@ func (sc *serverCall) invoke() (resp Message, err error) {
 	return resp, err
 }
 
-// authorize finds the principal of the call or stream whose handler
+// authorize finds the principal of the call or stream on c whose handler
 // context is ctx (the Authenticator's, else the client certificate's
-// identity) and checks it against the method's access rule.
-func authorize(ctx *callCtx, me *methodEntry, o *serverConfig) error {
+// identity), checks a per-app rate limit keyed on the Authenticator's
+// principal (see callLimiter.afterAuth) and the method's access rule.
+func authorize(ctx *callCtx, me *methodEntry, c *serverConn) error {
+	o := &c.srv.o
 	m := me.info.Method
 	if o.auth != nil {
 		p, err := o.auth.Authenticate(ctx, AuthRequest{Peer: ctx.peer, MD: ctx.md, Info: &me.info})
@@ -283,6 +285,10 @@ func authorize(ctx *callCtx, me *methodEntry, o *serverConfig) error {
 			return &Error{Code: Unauthenticated, Message: m.FullName + ": " + err.Error(), Cause: err}
 		}
 		ctx.principal = p
+		// A per-app limit keys on the principal, known only now.
+		if lim := me.limit.Load(); lim != nil && lim.afterAuth(o.auth) && !lim.allowAs(c.ip, p, ctx.md, o.clock.Now()) {
+			return refusedAfterAuth(ctx, m.FullName)
+		}
 	} else {
 		ctx.principal = defaultPrincipal(ctx.peer)
 	}

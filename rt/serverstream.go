@@ -208,7 +208,7 @@ func (ss *serverStream) serve() (err error) {
 			err = Errorf(Internal, "%s: handler panicked", name)
 		}
 	}()
-	if err := authorize(&ss.ctx, ss.me, &ss.conn.srv.o); err != nil {
+	if err := authorize(&ss.ctx, ss.me, ss.conn); err != nil {
 		return err
 	}
 	return ss.me.streamHandler(ss)
