@@ -146,8 +146,8 @@ func (me *methodEntry) stalled() bool {
 
 // NewServer returns a server configured by opts. An option whose value
 // can only be a mistake (WithWeight out of range) makes Serve fail at once
-// with an error naming the option and the value, before it listens or
-// registers anything, as a registration error does.
+// with an error naming the option and the value, before it accepts a
+// connection or registers anything, as a registration error does.
 func NewServer(opts ...ServerOption) *Server {
 	s := &Server{
 		o:         newServerConfig(opts),

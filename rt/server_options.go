@@ -66,8 +66,8 @@ func WithAdvertiseAddr(addr string) ServerOption {
 // WithWeight sets the server's registered weight, its relative share of
 // traffic: 1..registry.MaxWeight (10000); 0 means the default, 100. A
 // weight out of range is an error that Serve returns at once, before it
-// listens or registers anything (NewServer returns no error, as
-// RegisterService does not).
+// accepts a connection or registers anything (NewServer returns no error,
+// nor does RegisterService).
 func WithWeight(w int) ServerOption { return serverOption(func(c *serverConfig) { c.weight = w }) }
 
 // WithTags sets the server's registered tags, for tag routing.

@@ -29,8 +29,8 @@ const (
 
 // Validate reports whether e can be registered, and whether a consumer may
 // route to it: it needs a Service, a Role of Provider or Consumer, an Addr,
-// a Weight that passes CheckWeight and a PayloadVersion this package reads (0 or
-// 1). A provider's Addr must be "host:port", or a gRPC address (see
+// a Weight that passes CheckWeight and a PayloadVersion this package reads
+// (0 or 1). A provider's Addr must be "host:port", or a gRPC address (see
 // CheckAddr). A consumer's Addr is only an identifier.
 func (e Endpoint) Validate() error {
 	switch {
