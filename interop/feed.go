@@ -11,8 +11,8 @@ import (
 	"github.com/yrpc/yrpc/rt"
 )
 
-// WaitTopic is the topic whose subscription Feed holds open until its
-// context ends.
+// WaitTopic is the topic whose subscription (or publication) Feed holds
+// open, reading nothing more, until its context ends.
 const WaitTopic = "wait"
 
 // Feed implements examples/feed's service for the interop tests, with
@@ -20,7 +20,10 @@ const WaitTopic = "wait"
 //
 //   - Publish answers the number of events and the last one's Seq; an
 //     event with the text "fail" fails the stream with FailedPrecondition
-//     (the server validates each event first: a topic is required).
+//     (the server validates each event first: a topic is required). After
+//     a first event of WaitTopic it reads nothing more: it signals
+//     Waiting, waits for its context to end and sends the context's error
+//     to Ended.
 //   - Subscribe sends events From (0: 1) to 3 of the topic, with the text
 //     "event N", then the trailer "sent" with their count. For WaitTopic
 //     it sends event 1, signals Waiting, waits for its context to end and
@@ -61,6 +64,9 @@ func (f *Feed) Publish(s rt.ClientStreamingServer[feedrpc.Event, feedrpc.Publish
 		if e.Text == "fail" {
 			return rt.Errorf(rt.FailedPrecondition, "event %d fails", res.Count+1)
 		}
+		if e.Topic == WaitTopic && res.Count == 0 {
+			return f.wait(s)
+		}
 		res.Count++
 		res.LastSeq = res.Count
 	}
@@ -73,10 +79,7 @@ func (f *Feed) Subscribe(req *feedrpc.Subscription, s rt.ServerStreamingServer[f
 		if err := s.Send(&feedrpc.Event{Topic: req.Topic, Seq: 1, Text: "event 1"}); err != nil {
 			return err
 		}
-		notify(f.Waiting, struct{}{})
-		<-s.Context().Done()
-		notify(f.Ended, s.Context().Err())
-		return s.Context().Err()
+		return f.wait(s)
 	}
 	sent := 0
 	for seq := max(req.From, 1); seq <= 3; seq++ {
@@ -104,6 +107,15 @@ func (f *Feed) Chat(s rt.BidiStreamingServer[feedrpc.Line, feedrpc.Line]) error 
 			return err
 		}
 	}
+}
+
+// wait signals Waiting, waits for the end of s's context, sends its
+// error to Ended and returns it.
+func (f *Feed) wait(s rt.Stream) error {
+	notify(f.Waiting, struct{}{})
+	<-s.Context().Done()
+	notify(f.Ended, s.Context().Err())
+	return s.Context().Err()
 }
 
 // notify sends v to ch unless ch is nil or full.

@@ -44,10 +44,15 @@ const (
 // used only under the writer's lock (in the functions given to its
 // Write), which orders header blocks as they go out.
 //
-// Request bytes count against the connection's receive window, which is
-// Limits.MaxRequestBytes (at least one message of WithMaxFrameSize), until
-// the call is done with them: the window bounds what a client makes the
-// server hold, instead of stopping the reader. So that requests still
+// A unary call's request bytes count against the connection's receive
+// window, which is Limits.MaxRequestBytes (at least one message of
+// WithMaxFrameSize), until the call is done with them: the window bounds
+// what a client makes the server hold, instead of stopping the reader.
+// A stream method's bytes leave the connection's window as they arrive,
+// as in HTTP/2 and grpc-go, and count against the stream's own window
+// (h2StreamWindow) until its handler reads them: a handler that does not
+// read holds up only its own stream, never the connection's other calls,
+// and holds at most that window. So that requests still
 // incomplete can never take all of it (none could then complete), a
 // stream may send only streamWin bytes of its request (the initial
 // window, small enough that MAX_CONCURRENT_STREAMS of them leave room for

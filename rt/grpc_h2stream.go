@@ -265,14 +265,17 @@ func (h *h2Conn) onData(f *h2.Frame) (*h2Stream, error) {
 		h.resetStream(id, h2.ErrProtocol)
 		return nil, nil
 	}
-	if pad := n - len(data); pad > 0 {
-		st.consumed(pad, sock.Held, true)
-	}
 	if st.pipe != nil {
-		if !st.pipe.write(data) {
-			h.giveBack(len(data), sock.Held) // the handler is done reading
-		}
+		// A stream's bytes leave the connection's window as they come,
+		// so that a handler that does not read holds up only its own
+		// stream: its window, given back as the handler reads, bounds
+		// what the pipe holds.
+		st.consumed(n, n-len(data), sock.Held)
+		st.pipe.write(data) // dropped if the handler is done reading
 	} else {
+		if pad := n - len(data); pad > 0 {
+			st.consumed(pad, pad, sock.Held)
+		}
 		h.unaryData(st, data, end)
 	}
 	if end {
@@ -289,15 +292,15 @@ func (h *h2Conn) giveBack(n int, mode sock.WriteMode) {
 	}
 }
 
-// consumed gives back n bytes of the stream's window (and of the
-// connection's, if conn), writing the updates due as mode says.
-func (st *h2Stream) consumed(n int, mode sock.WriteMode, conn bool) {
+// consumed gives back conn bytes of the connection's window and n of
+// the stream's, writing the updates due as mode says.
+func (st *h2Stream) consumed(conn, n int, mode sock.WriteMode) {
 	h := st.h
 	var cinc, sinc uint32
-	if conn {
-		cinc = h.inflow.Add(n)
+	if conn > 0 {
+		cinc = h.inflow.Add(conn)
 	}
-	if !st.recvEnded.Load() {
+	if n > 0 && !st.recvEnded.Load() {
 		sinc = st.inflow.Add(n)
 	}
 	if cinc == 0 && sinc == 0 {
@@ -337,7 +340,7 @@ func (h *h2Conn) unaryData(st *h2Stream, data []byte, end bool) {
 	if st.gotMsg {
 		h.mu.Unlock()
 		if !end {
-			st.consumed(len(data), sock.Held, false) // the connection's window bounds what the call holds
+			st.consumed(0, len(data), sock.Held) // the connection's window bounds what the call holds
 		}
 		return
 	}
@@ -521,7 +524,9 @@ func (st *h2Stream) end() {
 
 // h2Pipe carries a stream's request bytes from the connection's reader
 // to the handler's RecvMsg. It holds at most the stream's window: the
-// bytes count against the windows until read.
+// bytes count against the stream's window until read (the connection's
+// window is given back as they arrive, see onData), and the buffer is
+// compacted before it grows, so it stays within about twice the window.
 type h2Pipe struct {
 	st   *h2Stream
 	mu   sync.Mutex
@@ -531,17 +536,20 @@ type h2Pipe struct {
 	wake chan struct{} // capacity 1: bytes or the end came
 }
 
-// write adds b for Read; it reports false, dropping b, once the pipe is
-// closed.
-func (p *h2Pipe) write(b []byte) bool {
+// write adds b for Read; once the pipe is closed it drops b.
+func (p *h2Pipe) write(b []byte) {
 	p.mu.Lock()
-	ok := p.err == nil
-	if ok {
+	if p.err == nil {
+		if p.off > 0 && len(p.buf)+len(b) > cap(p.buf) {
+			// Drop the bytes read before growing: a reader that keeps
+			// up without ever emptying the pipe must not grow it.
+			p.buf = p.buf[:copy(p.buf, p.buf[p.off:])]
+			p.off = 0
+		}
 		p.buf = append(p.buf, b...)
 	}
 	p.mu.Unlock()
 	p.signal()
-	return ok
 }
 
 // close ends the pipe: Read returns err once the bytes before it are read.
@@ -571,7 +579,7 @@ func (p *h2Pipe) Read(b []byte) (int, error) {
 				p.buf, p.off = p.buf[:0], 0
 			}
 			p.mu.Unlock()
-			p.st.consumed(n, sock.Direct, true)
+			p.st.consumed(0, n, sock.Direct)
 			return n, nil
 		}
 		err := p.err
@@ -583,11 +591,10 @@ func (p *h2Pipe) Read(b []byte) (int, error) {
 	}
 }
 
-// release drops the pipe's bytes, giving their credit back.
+// release drops the pipe's bytes (their connection window went back as
+// they came; the stream's does not matter any more).
 func (p *h2Pipe) release() {
 	p.mu.Lock()
-	n := len(p.buf) - p.off
 	p.buf, p.off, p.err = nil, 0, errStreamReset
 	p.mu.Unlock()
-	p.st.h.giveBack(n, sock.Direct)
 }

@@ -126,3 +126,103 @@ func TestH2LargeAnswerEndsOnce(t *testing.T) {
 		}
 	}
 }
+
+// holdDesc is a service whose client stream Sink reads nothing until
+// release is closed (or the stream ends), then ends with an empty answer.
+func holdDesc(release <-chan struct{}) *rt.ServiceDesc {
+	return &rt.ServiceDesc{
+		Name: "grpctest.Hold",
+		Methods: []rt.MethodDesc{{
+			Name: "Sink", FullName: "grpctest.Hold/Sink", ID: 0x3001, Stream: rt.ClientStreaming,
+			NewRequest: func() rt.Message { return new(msg) }, NewResponse: func() rt.Message { return new(msg) },
+			HandleStream: func(_ any, ss rt.ServerStreamer) error {
+				select {
+				case <-release:
+				case <-ss.Context().Done():
+				}
+				return nil
+			},
+		}},
+		MethodIndex: func(id uint32) int {
+			if id == 0x3001 {
+				return 0
+			}
+			return -1
+		},
+	}
+}
+
+// A stream whose handler does not read holds up only itself: its bytes
+// leave the connection's window as they arrive (the stream's own window,
+// given back only as the handler reads, bounds what it holds), as in
+// HTTP/2 and grpc-go, so that a unary call on the same connection still
+// completes. The client sends the stream more than the connection's
+// window (256 KiB here), then makes the call. Before, the unread bytes
+// held the connection's window until the handler read them: the stream
+// took all of it and every other call of the connection stalled.
+func TestH2UnreadStreamDoesNotStallTheConnection(t *testing.T) {
+	const (
+		window = 256 << 10 // the connection's receive window
+		total  = 768 << 10 // sent on the stream: over the connection's window, within the stream's
+	)
+	release := make(chan struct{})
+	defer close(release)
+	e := newGRPCEnvWith(t, func(s *rt.Server) { s.RegisterService(holdDesc(release), struct{}{}) },
+		rt.WithMaxFrameSize(64<<10), rt.WithLimits(rt.Limits{MaxRequestBytes: window, MaxCallsPerConn: 16}))
+	hc := dialH2(t, e.addr, h2.Setting{ID: h2.SettingInitialWindowSize, Val: 1 << 30})
+	hc.write(h2.AppendWindowUpdate(nil, 0, 1<<30))
+	granted := int(hc.serverSettings[h2.SettingInitialWindowSize]) // to stream 1, in all
+	if granted == 0 {
+		granted = h2.InitialWindow
+	}
+	swin := granted // stream 1's send window
+	hc.write(hc.request(nil, 1, "/grpctest.Hold/Sink", false))
+	chunk := make([]byte, 16<<10)
+	start := time.Now()
+	for sent := 0; sent < total; {
+		if n := min(len(chunk), total-sent, swin, hc.credit); n > 0 {
+			hc.write(h2.AppendData(nil, 1, false, chunk[:n]))
+			sent, swin, hc.credit = sent+n, swin-n, hc.credit-n
+			continue
+		}
+		f, err := hc.tryNext()
+		if err != nil || time.Since(start) > 10*time.Second {
+			t.Fatalf("stalled after %d of %d bytes on the unread stream: connection window %d, stream window %d (%v)", sent, total, hc.credit, swin, err)
+		}
+		switch {
+		case f.Type == h2.FrameWindowUpdate && f.StreamID == 0:
+			hc.credit += int(f.Increment)
+		case f.Type == h2.FrameWindowUpdate && f.StreamID == 1:
+			swin += int(f.Increment)
+			granted += int(f.Increment)
+		case f.Type == h2.FramePing && !f.Has(h2.FlagAck):
+			hc.write(h2.AppendPing(nil, true, f.PingData))
+		case f.Type == h2.FrameGoAway || f.StreamID == 1 && f.Type == h2.FrameRSTStream:
+			t.Fatalf("%s %s while sending the unread stream", f.Type, f.ErrCode)
+		}
+	}
+	// A unary call on the same connection completes.
+	m := strings.Repeat("u", 4<<10) // within a unary stream's first window
+	body := append(grpcwire.AppendHeader(nil, 0, len(m)), m...)
+	hc.spend(len(body))
+	b := hc.request(nil, 3, "/test.Echo/Echo", false)
+	for len(body) > 0 {
+		n := min(len(body), h2.MinMaxFrameSize)
+		b = h2.AppendData(b, 3, n == len(body), body[:n])
+		body = body[n:]
+	}
+	hc.write(b)
+	r := hc.read(3, func(f *h2.Frame) {
+		if f.Type == h2.FrameWindowUpdate && f.StreamID == 1 {
+			granted += int(f.Increment)
+		}
+	})
+	if got := r.messages(t); r.status() != "0" || len(got) != 1 || got[0] != m {
+		t.Errorf("the unary call: status %q (%s), reset %v (%s), %d bytes back", r.status(), r.headers["grpc-message"], r.rst, r.reset, len(r.data))
+	}
+	// What the unread stream may make the server hold stays bounded by
+	// its own window.
+	if granted > 1<<20 {
+		t.Errorf("the unread stream was granted %d bytes, over its window of 1 MiB", granted)
+	}
+}

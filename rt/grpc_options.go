@@ -62,20 +62,23 @@ import (
 // ResourceExhausted), and a header block of more than twice that (at
 // least 64 KiB) or of more than 64 frames closes the connection
 // (CONTINUATION floods). The connection's receive window is
-// Limits.MaxRequestBytes (at least one message of WithMaxFrameSize):
-// request bytes count against it until their call is done with them,
-// which bounds what a client makes the server hold without stopping the
-// reader. So that incomplete requests never take all of it (none could
+// Limits.MaxRequestBytes (at least one message of WithMaxFrameSize): a
+// unary call's request bytes count against it until the call is done with
+// them, which bounds what a client makes the server hold without stopping
+// the reader. So that incomplete requests never take all of it (none could
 // then complete), a stream's initial window is small enough that
 // MAX_CONCURRENT_STREAMS of them leave room for one message of
-// WithMaxFrameSize (at most 1 MiB, at least 1 KiB: 11 KiB by default);
-// a unary request larger than that is granted the window its message
-// needs, in the order the messages' prefixes came, as room frees up. A
-// stream method's window is 1 MiB. A connection that starts no call
-// within Limits.FirstFrameTimeout of its first bytes is closed, as is one
-// idle for WithIdleTimeout, one silent for three WithHeartbeat periods (it
-// is pinged after one), and one that takes none of the bytes written to
-// it for WithWriteTimeout. A unary call's request must arrive within
+// WithMaxFrameSize (at most 1 MiB, at least 1 KiB: 11 KiB by default); a
+// unary request larger than that is granted the window its message needs,
+// in the order the messages' prefixes came, as room frees up. A stream
+// method's window is 1 MiB: its bytes count against that window until its
+// handler reads them, and leave the connection's window as they arrive (as
+// in grpc-go), so that a handler that reads slowly, or not at all, holds
+// up only its own stream, and holds at most 1 MiB of it. A connection that
+// starts no call within Limits.FirstFrameTimeout of its first bytes is
+// closed, as is one idle for WithIdleTimeout, one silent for three
+// WithHeartbeat periods (it is pinged after one), and one that takes none
+// of the bytes written to it for WithWriteTimeout. A unary call's request must arrive within
 // Limits.FirstFrameTimeout (or its deadline, if sooner). Shutdown sends
 // GOAWAY naming the last stream admitted and refuses later streams with
 // REFUSED_STREAM. Connections count against Limits.MaxConns and

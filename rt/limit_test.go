@@ -71,8 +71,14 @@ func TestConfigRateLimitNotAboveZeroKeepsTheSchemas(t *testing.T) {
 			t.Errorf("config rate %v: %d of 10 calls admitted at once, want the schema's burst of 3", rate, got)
 		}
 	}
-	// A good rate still overrides the schema's.
+	// So is one with a negative burst (registry.RateLimit.Check).
 	s, se := limitedEntry(t)
+	s.applyConfig(se, registry.Config{RateLimit: &registry.RateLimit{Rate: 100, Burst: -1}})
+	if got := admitted(se, now, 10); got != 3 {
+		t.Errorf("config burst -1: %d of 10 calls admitted at once, want the schema's burst of 3", got)
+	}
+	// A good rate still overrides the schema's.
+	s, se = limitedEntry(t)
 	s.applyConfig(se, registry.Config{RateLimit: &registry.RateLimit{Rate: 1, Burst: 5}})
 	if got := admitted(se, now, 10); got != 5 {
 		t.Errorf("config rate 1 burst 5: %d of 10 calls admitted at once, want 5", got)

@@ -2,11 +2,14 @@ package rt_test
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"net"
 	"strings"
 	"testing"
 
 	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/registry"
 )
 
 // TestRegisterChecksTheDescriptor: a hand-written descriptor that the
@@ -37,25 +40,12 @@ func TestRegisterChecksTheDescriptor(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := rt.NewServer()
 			srv.RegisterService(tt.sd, newTestImpl())
-			lis, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer lis.Close()
-			served := make(chan error, 1)
-			go func() { served <- srv.Serve(context.Background(), lis) }()
-			defer func() {
-				srv.Close()
-				<-served
-			}()
-			select {
-			case err := <-served:
-				served <- err // for the deferred wait
-				if err == nil || !strings.Contains(err.Error(), tt.want) {
-					t.Fatalf("Serve = %v, want an error with %q", err, tt.want)
-				}
-			case <-ctxT(t).Done():
+			serving, err := serveFailure(t, srv)
+			if serving {
 				t.Fatal("Serve serves a descriptor it cannot dispatch with")
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Serve = %v, want an error with %q", err, tt.want)
 			}
 		})
 	}
@@ -137,4 +127,58 @@ func TestOutOfRangeOptions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBadWeightFailsServe: WithWeight out of 0..registry.MaxWeight makes
+// Serve fail at once, with or without a registry, naming the option and
+// the value, and registers nothing. Before, it failed only in the
+// registry's Register (as "registry: endpoint ... has weight -1"), after
+// Serve had started, and without a registry not at all.
+func TestBadWeightFailsServe(t *testing.T) {
+	for _, w := range []int{-1, registry.MaxWeight + 1, math.MinInt} {
+		for _, withReg := range []bool{false, true} {
+			reg := registry.NewMemory()
+			var opts []rt.ServerOption
+			if withReg {
+				opts = append(opts, rt.WithRegistry(reg.Conn()))
+			}
+			srv := rt.NewServer(append(opts, rt.WithWeight(w))...)
+			srv.RegisterService(&testDesc, newTestImpl())
+			serving, err := serveFailure(t, srv)
+			if serving {
+				t.Errorf("WithWeight(%d), registry %v: Serve serves", w, withReg)
+			}
+			want := fmt.Sprintf("rt: new server: WithWeight(%d): weight %d is out of range 0..%d", w, w, registry.MaxWeight)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("WithWeight(%d), registry %v: Serve = %v, want an error with %q", w, withReg, err, want)
+			}
+			if ps := registryProviders(t, reg, testDesc.Name); len(ps) != 0 {
+				t.Errorf("WithWeight(%d): registered %v", w, ps)
+			}
+			reg.Close()
+		}
+	}
+}
+
+// serveFailure serves srv on a loopback port and returns the error that
+// Serve fails with at once; serving reports that Serve was still serving
+// when ctxT(t) ended (then srv is closed and err is what Serve returned).
+// srv is closed either way.
+func serveFailure(t *testing.T, srv *rt.Server) (serving bool, err error) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background(), lis) }()
+	select {
+	case err = <-served:
+	case <-ctxT(t).Done():
+		serving = true
+		srv.Close()
+		err = <-served
+	}
+	srv.Close()
+	return serving, err
 }

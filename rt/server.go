@@ -28,7 +28,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	services  []*serviceEntry // fixed once serving starts
-	regErr    error
+	regErr    error           // a bad option or registration, returned by Serve
 	serving   bool
 	listeners map[net.Listener]struct{}
 	conns     map[*serverConn]struct{}
@@ -145,7 +145,10 @@ func (me *methodEntry) stalled() bool {
 	return false
 }
 
-// NewServer returns a server configured by opts.
+// NewServer returns a server configured by opts. An option whose value
+// can only be a mistake (WithWeight out of range) makes Serve fail at once
+// with an error naming the option and the value, before it accepts a
+// connection or registers anything, as a registration error does.
 func NewServer(opts ...ServerOption) *Server {
 	s := &Server{
 		o:         newServerConfig(opts),
@@ -158,6 +161,7 @@ func NewServer(opts ...ServerOption) *Server {
 		done:      make(chan struct{}),
 		made:      time.Now(),
 	}
+	s.regErr = s.o.check()
 	s.rec = s.o.defaultRecorder()
 	if s.o.registryToken {
 		s.token = newRegistryToken()

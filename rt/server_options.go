@@ -1,6 +1,11 @@
 package rt
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"github.com/yrpc/yrpc/rt/registry"
+)
 
 // serverConfig is a Server's configuration.
 type serverConfig struct {
@@ -36,6 +41,16 @@ func newServerConfig(opts []ServerOption) serverConfig {
 	return c
 }
 
+// check reports a setting that can only be a mistake, naming its option
+// and value. NewServer keeps the error for Serve to return, as it keeps a
+// registration error.
+func (c *serverConfig) check() error {
+	if err := registry.CheckWeight(c.weight); err != nil {
+		return fmt.Errorf("rt: new server: WithWeight(%d): %w", c.weight, err)
+	}
+	return nil
+}
+
 // serverOption sets what only a Server has.
 type serverOption func(*serverConfig)
 
@@ -48,7 +63,11 @@ func WithAdvertiseAddr(addr string) ServerOption {
 	return serverOption(func(c *serverConfig) { c.advertise = addr })
 }
 
-// WithWeight sets the server's registered weight (default 100).
+// WithWeight sets the server's registered weight, its relative share of
+// traffic: 1..registry.MaxWeight (10000); 0 means the default, 100. A
+// weight out of range is an error that Serve returns at once, before it
+// accepts a connection or registers anything (NewServer returns no error,
+// nor does RegisterService).
 func WithWeight(w int) ServerOption { return serverOption(func(c *serverConfig) { c.weight = w }) }
 
 // WithTags sets the server's registered tags, for tag routing.

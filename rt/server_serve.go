@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"syscall"
 	"time"
@@ -219,20 +218,20 @@ func (s *Server) unregister(e registry.Endpoint) {
 }
 
 // applyConfig installs the governance rate limit of se (or the schema's when
-// the config sets none). As registry.Config says, only a rate > 0 overrides
-// the schema's: a config rate of 0, negative, NaN or infinite (which
-// `yrpcc ctl limit` refuses, but the Go API can write) is ignored with a
-// warning, so that it neither lifts the schema's limit nor refuses every
-// call.
+// the config sets none). Only a limit that passes registry.RateLimit.Check
+// overrides the schema's: one with a rate of 0, negative, NaN or infinite,
+// or a negative burst (which Governors and `yrpcc ctl limit` refuse, but
+// an older writer or zkCli can store) is ignored with a warning, so that
+// it neither lifts the schema's limit nor refuses every call.
 func (s *Server) applyConfig(se *serviceEntry, cfg registry.Config) {
 	s.health.noteConfig(se, cfg)
 	rate, burst, perApp := se.sd.Policy.RateLimit.Rate, se.sd.Policy.RateLimit.Burst, false
 	if rl := cfg.RateLimit; rl != nil {
-		if rl.Rate > 0 && !math.IsInf(rl.Rate, 1) {
+		if err := rl.Check(); err == nil {
 			rate, burst, perApp = rl.Rate, rl.Burst, rl.PerApp
 		} else {
-			s.o.logger.Warn("rt: governance rate limit ignored: its rate is not a finite number > 0; the schema's applies",
-				"service", se.key.String(), "rate", rl.Rate, "burst", rl.Burst)
+			s.o.logger.Warn("rt: governance rate limit ignored; the schema's applies",
+				"service", se.key.String(), "err", err.Error())
 		}
 	}
 	if rate <= 0 {

@@ -51,8 +51,10 @@ func (r *Registry) Config(ctx context.Context, key registry.Key) (registry.Confi
 // UpdateConfig applies fn to the config of key and stores the result with
 // the znode version as compare-and-set: when another writer stored a
 // config in between, fn runs again on the newer one. An error from fn is
-// returned as is and nothing is stored. A config node holding bad JSON is
-// an error (fix it with zkCli, or delete it).
+// returned as is and nothing is stored, as is a result that fails
+// registry.Config.Check (the error names key, the field and the value). A
+// config node holding bad JSON is an error (fix it with zkCli, or delete
+// it).
 func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*registry.Config) error) error {
 	if r.isClosed() {
 		return registry.ErrClosed
@@ -83,6 +85,9 @@ func (r *Registry) UpdateConfig(ctx context.Context, key registry.Key, fn func(*
 		}
 		if err := fn(&cfg); err != nil {
 			return err
+		}
+		if err := cfg.Check(); err != nil {
+			return fmt.Errorf("zkreg: update config of %s: %w", key, err)
 		}
 		out, err := json.Marshal(cfg)
 		if err != nil {

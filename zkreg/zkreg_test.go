@@ -445,7 +445,7 @@ func TestBadPayloadsSkipped(t *testing.T) {
 	}
 	h := watchHistory(t, c, k)
 	h.WaitFor(t, "the good providers only", registrytest.HasAddrs("10.0.0.1:80", "10.0.1.1:80"))
-	for _, want := range []string{"bad JSON payload", "does not match node name", "weight -5, out of range 0..10000",
+	for _, want := range []string{"bad JSON payload", "does not match node name", "weight -5 is out of range 0..10000",
 		"weight 10001", "is not host:port", "is not a number in 1..65535", "payload version 2, newer", "exceeds 16384", "bad config JSON"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, logs.String())

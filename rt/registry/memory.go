@@ -241,7 +241,9 @@ func (c *MemoryConn) Config(ctx context.Context, key Key) (Config, error) {
 
 // UpdateConfig implements Governor. fn runs without any lock held, on a
 // copy; the result is stored only if no other writer stored a config in
-// between (else fn runs again on the newer config).
+// between (else fn runs again on the newer config). A result that fails
+// Config.Check is not stored: the error names the key, the field and the
+// value.
 func (c *MemoryConn) UpdateConfig(ctx context.Context, key Key, fn func(*Config) error) error {
 	if key.Service == "" {
 		return fmt.Errorf("registry: update config: key has no service")
@@ -262,6 +264,9 @@ func (c *MemoryConn) UpdateConfig(ctx context.Context, key Key, fn func(*Config)
 
 		if err := fn(&cfg); err != nil {
 			return err
+		}
+		if err := cfg.Check(); err != nil {
+			return fmt.Errorf("registry: update config of %s: %w", key, err)
 		}
 
 		m.mu.Lock()

@@ -29,8 +29,8 @@ const (
 
 // Validate reports whether e can be registered, and whether a consumer may
 // route to it: it needs a Service, a Role of Provider or Consumer, an Addr,
-// a Weight in 0..MaxWeight and a PayloadVersion this package reads (0 or
-// 1). A provider's Addr must be "host:port", or a gRPC address (see
+// a Weight that passes CheckWeight and a PayloadVersion this package reads
+// (0 or 1). A provider's Addr must be "host:port", or a gRPC address (see
 // CheckAddr). A consumer's Addr is only an identifier.
 func (e Endpoint) Validate() error {
 	switch {
@@ -40,12 +40,13 @@ func (e Endpoint) Validate() error {
 		return fmt.Errorf("registry: endpoint %q of %s has bad role %q", e.Addr, e.Key, e.Role)
 	case e.Addr == "":
 		return fmt.Errorf("registry: %s endpoint of %s has no addr", e.Role, e.Key)
-	case e.Weight < 0 || e.Weight > MaxWeight:
-		return fmt.Errorf("registry: endpoint %q of %s has weight %d, out of range 0..%d", e.Addr, e.Key, e.Weight, MaxWeight)
 	case e.PayloadVersion < 0:
 		return fmt.Errorf("registry: endpoint %q of %s has bad payload version %d", e.Addr, e.Key, e.PayloadVersion)
 	case e.PayloadVersion > PayloadVersion:
 		return fmt.Errorf("registry: endpoint %q of %s has payload version %d, newer than this yrpc reads (%d)", e.Addr, e.Key, e.PayloadVersion, PayloadVersion)
+	}
+	if err := CheckWeight(e.Weight); err != nil {
+		return fmt.Errorf("registry: endpoint %q of %s: %w", e.Addr, e.Key, err)
 	}
 	if e.Role == Provider {
 		if err := CheckAddr(e.Addr); err != nil {

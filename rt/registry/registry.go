@@ -92,7 +92,9 @@ type Snapshot struct {
 // (`yrpcc ctl`) and watched by providers and consumers. The zero value means
 // no overrides.
 type Config struct {
-	// RateLimit overrides the schema's per-client-IP limit when Rate > 0.
+	// RateLimit overrides the schema's per-client-IP limit; nil keeps the
+	// schema's. Governors store only one that passes RateLimit.Check (a
+	// finite Rate > 0, a Burst >= 0); rt ignores any other it reads.
 	RateLimit *RateLimit `json:"rate_limit,omitempty"`
 	// Instances holds per-provider overrides keyed by Endpoint.Addr.
 	Instances map[string]InstanceConfig `json:"instances,omitempty"`
@@ -100,7 +102,8 @@ type Config struct {
 	Mocks map[string]MockConfig `json:"mocks,omitempty"`
 }
 
-// RateLimit is a token bucket: Rate tokens per second, Burst at most.
+// RateLimit is a token bucket: Rate tokens per second, Burst at most (0
+// means a second's worth of calls, at least 1).
 type RateLimit struct {
 	Rate  float64 `json:"rate"`
 	Burst int     `json:"burst"`
@@ -111,7 +114,7 @@ type RateLimit struct {
 
 // InstanceConfig overrides one provider's settings.
 type InstanceConfig struct {
-	Weight   int  `json:"weight,omitempty"`   // 0 means keep the provider's own
+	Weight   int  `json:"weight,omitempty"`   // 0 means keep the provider's own; at most MaxWeight
 	Draining bool `json:"draining,omitempty"` // consumers stop sending new calls
 }
 
@@ -179,7 +182,9 @@ type Governor interface {
 	// Config returns the config of key (the zero Config if none is set).
 	Config(ctx context.Context, key Key) (Config, error)
 	// UpdateConfig applies fn to the config of key atomically (retrying on
-	// concurrent writers) and stores the result.
+	// concurrent writers) and stores the result. A result that fails
+	// Config.Check (a NaN rate, a negative weight) is refused with an
+	// error naming key, the field and the value, and nothing is stored.
 	UpdateConfig(ctx context.Context, key Key, fn func(*Config) error) error
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,8 +84,11 @@ func drain(k registry.Key, addr string, on bool) edit {
 
 func weight(k registry.Key, addr, arg string) (edit, error) {
 	n, err := strconv.Atoi(arg)
-	if err != nil || n < 0 || n > registry.MaxWeight {
+	if err != nil {
 		return edit{}, usagef("weight: bad weight %q (want an integer in 0..%d)", arg, registry.MaxWeight)
+	}
+	if err := registry.CheckWeight(n); err != nil {
+		return edit{}, usagef("weight: bad weight: %v", err)
 	}
 	e := edit{key: k, addr: addr, fn: func(cfg *registry.Config) error {
 		setInstance(cfg, addr, func(ic *registry.InstanceConfig) { ic.Weight = n })
@@ -126,14 +128,17 @@ func limit(k registry.Key, f cmdFlags, w []string) (edit, error) {
 		}, nil
 	}
 	rate, err := strconv.ParseFloat(w[0], 64)
-	if err != nil || !(rate > 0) || math.IsInf(rate, 1) { // NaN and +Inf are no rates (JSON refuses them)
+	if err != nil {
 		return edit{}, usagef("limit: bad rate %q (want a finite number > 0)", w[0])
 	}
 	burst, err := strconv.Atoi(w[1])
-	if err != nil || burst < 1 {
-		return edit{}, usagef("limit: bad burst %q (want an integer >= 1)", w[1])
+	if err != nil {
+		return edit{}, usagef("limit: bad burst %q (want an integer >= 0)", w[1])
 	}
 	rl := registry.RateLimit{Rate: rate, Burst: burst, PerApp: f.perApp}
+	if err := rl.Check(); err != nil {
+		return edit{}, usagef("limit: bad rate limit: %v", err)
+	}
 	return edit{key: k, fn: func(cfg *registry.Config) error {
 		cfg.RateLimit = &rl
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -59,6 +60,7 @@ func Run(t *testing.T, newRegistry func(t *testing.T) registry.Registry) {
 		{"BadEndpoints", testBadEndpoints},
 		{"Governance", testGovernance},
 		{"GovernanceConcurrentWriters", testGovernanceConcurrent},
+		{"GovernanceRefusesBadValues", testGovernanceBadValues},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newReg) })
@@ -527,5 +529,64 @@ func testGovernanceConcurrent(t *testing.T, newReg func(*testing.T) registry.Reg
 	}
 	if got := cfg.Instances["counter"].Weight; got != writers*each {
 		t.Errorf("counter after %d concurrent increments = %d (lost updates)", writers*each, got)
+	}
+}
+
+// testGovernanceBadValues: UpdateConfig refuses what Config.Check refuses,
+// as `yrpcc ctl` does, with an error naming the service, the field and the
+// value, and stores nothing.
+func testGovernanceBadValues(t *testing.T, newReg func(*testing.T) registry.Registry) {
+	k := UniqueKey(t)
+	g := governor(t, newReg(t))
+	good := &registry.RateLimit{Rate: 5, Burst: 5}
+	if err := g.UpdateConfig(ctx(t), k, func(c *registry.Config) error { c.RateLimit = good; return nil }); err != nil {
+		t.Fatalf("UpdateConfig: %v", err)
+	}
+	rate := func(r float64) func(*registry.Config) {
+		return func(c *registry.Config) { c.RateLimit = &registry.RateLimit{Rate: r, Burst: 1} }
+	}
+	weight := func(w int) func(*registry.Config) {
+		return func(c *registry.Config) {
+			c.Instances = map[string]registry.InstanceConfig{"10.0.0.1:80": {Weight: w}}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*registry.Config)
+		want []string // in the error, with the service
+	}{
+		{"NaN rate", rate(math.NaN()), []string{"rate limit", "rate NaN"}},
+		{"+Inf rate", rate(math.Inf(1)), []string{"rate limit", "rate +Inf"}},
+		{"-Inf rate", rate(math.Inf(-1)), []string{"rate limit", "rate -Inf"}},
+		{"zero rate", rate(0), []string{"rate limit", "rate 0"}},
+		{"negative rate", rate(-1), []string{"rate limit", "rate -1"}},
+		{"negative burst", func(c *registry.Config) { c.RateLimit = &registry.RateLimit{Rate: 1, Burst: -1} }, []string{"rate limit", "burst -1"}},
+		{"negative weight", weight(-1), []string{`instance "10.0.0.1:80"`, "weight -1"}},
+		{"weight over MaxWeight", weight(registry.MaxWeight + 1), []string{`instance "10.0.0.1:80"`, "weight 10001"}},
+	} {
+		err := g.UpdateConfig(ctx(t), k, func(c *registry.Config) error { tc.edit(c); return nil })
+		if err == nil {
+			t.Errorf("%s: UpdateConfig stored it, want an error", tc.name)
+			continue
+		}
+		for _, w := range append(tc.want, k.Service) {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: UpdateConfig error %q does not say %q", tc.name, err, w)
+			}
+		}
+	}
+	cfg, err := g.Config(ctx(t), k)
+	if err != nil || cfg.RateLimit == nil || *cfg.RateLimit != *good || len(cfg.Instances) != 0 {
+		t.Errorf("config after refused updates = %+v, %v; want the good rate limit alone", cfg, err)
+	}
+	// A burst of 0 (a second's worth of calls) and a weight of MaxWeight
+	// are fine.
+	err = g.UpdateConfig(ctx(t), k, func(c *registry.Config) error {
+		c.RateLimit = &registry.RateLimit{Rate: 1}
+		weight(registry.MaxWeight)(c)
+		return nil
+	})
+	if err != nil {
+		t.Errorf("UpdateConfig with burst 0 and weight %d: %v", registry.MaxWeight, err)
 	}
 }
