@@ -107,8 +107,9 @@ type Config struct {
 type RateLimit struct {
 	Rate  float64 `json:"rate"`
 	Burst int     `json:"burst"`
-	// PerApp limits each calling app (by the caller's app metadata) instead
-	// of each client IP.
+	// PerApp limits each caller instead of each client IP: an
+	// authenticated caller by its principal, else by the app name it
+	// claims (its app metadata), else by its IP (see rt's server).
 	PerApp bool `json:"per_app,omitempty"`
 }
 
