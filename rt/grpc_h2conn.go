@@ -52,7 +52,11 @@ const (
 // as in HTTP/2 and grpc-go, and count against the stream's own window
 // (h2StreamWindow) until its handler reads them: a handler that does not
 // read holds up only its own stream, never the connection's other calls,
-// and holds at most that window. So that requests still
+// and holds at most that window. The streams' pipes together hold at
+// most the connection's window of such bytes: beyond it, a stream's bytes
+// keep the connection's window until read, as unary requests do, so that
+// a client's streams cannot make the server hold more than twice
+// MaxRequestBytes per connection. So that requests still
 // incomplete can never take all of it (none could then complete), a
 // stream may send only streamWin bytes of its request (the initial
 // window, small enough that MAX_CONCURRENT_STREAMS of them leave room for
@@ -87,6 +91,11 @@ type h2Conn struct {
 	resvMax    int64 // what reservations may hold together (see h2Conn)
 
 	inflow h2.Inflow
+	// early is how many bytes the streams' pipes hold whose connection
+	// window went back as they came (see onData): at most windowSize, so
+	// that streams whose handlers do not read hold as much as unary
+	// calls may, no more.
+	early atomic.Int64
 	// budget is how many streams the client may still reset before it
 	// is sent GOAWAY (rapid reset, CVE-2023-44487): each reset of a
 	// stream not yet answered costs one, each stream answered earns one

@@ -7,13 +7,13 @@ import "testing"
 // the buffer grows. Before, they stayed at its start, and such a reader
 // made the buffer grow with every byte the stream ever carried.
 func TestH2PipeDropsWhatWasRead(t *testing.T) {
-	st := &h2Stream{}
+	st := &h2Stream{h: new(h2Conn)}
 	st.recvEnded.Store(true) // no window updates to write
 	p := &h2Pipe{st: st, wake: make(chan struct{}, 1)}
 	chunk, buf := make([]byte, 1000), make([]byte, 999)
 	const rounds = 10_000 // 10 MB through the pipe, 10 KB left in it
 	for range rounds {
-		p.write(chunk)
+		p.write(chunk, true) // its connection window went back: none to write
 		if n, err := p.Read(buf); n != len(buf) || err != nil {
 			t.Fatalf("Read = %d, %v", n, err)
 		}

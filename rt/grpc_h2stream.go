@@ -267,11 +267,18 @@ func (h *h2Conn) onData(f *h2.Frame) (*h2Stream, error) {
 	}
 	if st.pipe != nil {
 		// A stream's bytes leave the connection's window as they come,
-		// so that a handler that does not read holds up only its own
-		// stream: its window, given back as the handler reads, bounds
-		// what the pipe holds.
-		st.consumed(n, n-len(data), sock.Held)
-		st.pipe.write(data) // dropped if the handler is done reading
+		// within the connection's budget of such bytes, so that a
+		// handler that does not read holds up only its own stream: its
+		// window, given back as the handler reads, bounds what the pipe
+		// holds.
+		pad := n - len(data)
+		early := h.takeEarly(len(data))
+		conn := pad
+		if early {
+			conn += len(data)
+		}
+		st.consumed(conn, pad, sock.Held)
+		st.pipe.write(data, early)
 	} else {
 		if pad := n - len(data); pad > 0 {
 			st.consumed(pad, pad, sock.Held)
@@ -282,6 +289,30 @@ func (h *h2Conn) onData(f *h2.Frame) (*h2Stream, error) {
 		return h.endRequest(st), nil
 	}
 	return nil, nil
+}
+
+// takeEarly reports whether n bytes of a stream may leave the
+// connection's window before they are read, counting them if so (see
+// h2Conn.early).
+func (h *h2Conn) takeEarly(n int) bool {
+	if h.early.Add(int64(n)) <= int64(h.windowSize) {
+		return true
+	}
+	h.early.Add(-int64(n))
+	return false
+}
+
+// unread accounts for n bytes of a stream's pipe read or dropped, early
+// of which left the connection's window as they came: it gives back the
+// window of the others, and the stream's for n if stream, writing the
+// updates as mode says.
+func (st *h2Stream) unread(n, early int, stream bool, mode sock.WriteMode) {
+	st.h.early.Add(-int64(early))
+	s := 0
+	if stream {
+		s = n
+	}
+	st.consumed(n-early, s, mode)
 }
 
 // giveBack gives n bytes of the connection's window back to the client,
@@ -525,31 +556,52 @@ func (st *h2Stream) end() {
 // h2Pipe carries a stream's request bytes from the connection's reader
 // to the handler's RecvMsg. It holds at most the stream's window: the
 // bytes count against the stream's window until read (the connection's
-// window is given back as they arrive, see onData), and the buffer is
-// compacted before it grows, so it stays within about twice the window.
+// window is given back as they arrive, within h2Conn.early's budget; see
+// onData), and the buffer is compacted before it grows, so it stays
+// within about twice the window.
 type h2Pipe struct {
-	st   *h2Stream
-	mu   sync.Mutex
-	buf  []byte
-	off  int
-	err  error
-	wake chan struct{} // capacity 1: bytes or the end came
+	st    *h2Stream
+	mu    sync.Mutex
+	buf   []byte
+	off   int
+	early int // of the bytes held, those whose connection window went back
+	err   error
+	wake  chan struct{} // capacity 1: bytes or the end came
 }
 
-// write adds b for Read; once the pipe is closed it drops b.
-func (p *h2Pipe) write(b []byte) {
+// write adds b for Read (early: b's connection window went back); once
+// the pipe is closed it drops b.
+func (p *h2Pipe) write(b []byte, early bool) {
 	p.mu.Lock()
-	if p.err == nil {
-		if p.off > 0 && len(p.buf)+len(b) > cap(p.buf) {
-			// Drop the bytes read before growing: a reader that keeps
-			// up without ever emptying the pipe must not grow it.
-			p.buf = p.buf[:copy(p.buf, p.buf[p.off:])]
-			p.off = 0
+	if p.err != nil {
+		p.mu.Unlock()
+		e := 0
+		if early {
+			e = len(b)
 		}
-		p.buf = append(p.buf, b...)
+		p.st.unread(len(b), e, false, sock.Held)
+		return
+	}
+	if p.off > 0 && len(p.buf)+len(b) > cap(p.buf) {
+		// Drop the bytes read before growing: a reader that keeps up
+		// without ever emptying the pipe must not grow it.
+		p.buf = p.buf[:copy(p.buf, p.buf[p.off:])]
+		p.off = 0
+	}
+	p.buf = append(p.buf, b...)
+	if early {
+		p.early += len(b)
 	}
 	p.mu.Unlock()
 	p.signal()
+}
+
+// takeEarly counts n bytes leaving the pipe and returns how many of them
+// left the connection's window as they came. Called with p.mu held.
+func (p *h2Pipe) takeEarly(n int) int {
+	e := min(n, p.early)
+	p.early -= e
+	return e
 }
 
 // close ends the pipe: Read returns err once the bytes before it are read.
@@ -578,8 +630,9 @@ func (p *h2Pipe) Read(b []byte) (int, error) {
 			if p.off += n; p.off == len(p.buf) {
 				p.buf, p.off = p.buf[:0], 0
 			}
+			early := p.takeEarly(n)
 			p.mu.Unlock()
-			p.st.consumed(0, n, sock.Direct)
+			p.st.unread(n, early, true, sock.Direct)
 			return n, nil
 		}
 		err := p.err
@@ -591,10 +644,13 @@ func (p *h2Pipe) Read(b []byte) (int, error) {
 	}
 }
 
-// release drops the pipe's bytes (their connection window went back as
-// they came; the stream's does not matter any more).
+// release drops the pipe's bytes, giving back the connection's window of
+// those that still hold it (the stream's does not matter any more).
 func (p *h2Pipe) release() {
 	p.mu.Lock()
+	n := len(p.buf) - p.off
+	early := p.takeEarly(n)
 	p.buf, p.off, p.err = nil, 0, errStreamReset
 	p.mu.Unlock()
+	p.st.unread(n, early, false, sock.Direct)
 }

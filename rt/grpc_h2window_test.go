@@ -157,12 +157,12 @@ func holdDesc(release <-chan struct{}) *rt.ServiceDesc {
 // given back only as the handler reads, bounds what it holds), as in
 // HTTP/2 and grpc-go, so that a unary call on the same connection still
 // completes. The client sends the stream more than the connection's
-// window (256 KiB here), then makes the call. Before, the unread bytes
+// window (512 KiB here), then makes the call. Before, the unread bytes
 // held the connection's window until the handler read them: the stream
 // took all of it and every other call of the connection stalled.
 func TestH2UnreadStreamDoesNotStallTheConnection(t *testing.T) {
 	const (
-		window = 256 << 10 // the connection's receive window
+		window = 512 << 10 // the connection's receive window
 		total  = 768 << 10 // sent on the stream: over the connection's window, within the stream's
 	)
 	release := make(chan struct{})
@@ -224,5 +224,75 @@ func TestH2UnreadStreamDoesNotStallTheConnection(t *testing.T) {
 	// its own window.
 	if granted > 1<<20 {
 		t.Errorf("the unread stream was granted %d bytes, over its window of 1 MiB", granted)
+	}
+}
+
+// Streams whose handlers do not read give the connection's window back as
+// their bytes arrive only within a budget of the connection's window: all
+// of them together make the server hold at most twice MaxRequestBytes
+// (the budget, then the window itself), not their streams' windows of
+// 1 MiB each. The client sends four unread streams all the server lets
+// it, asking with a PING after each round whether more window came (the
+// server answers the PING after the updates that the data before it
+// earned).
+func TestH2UnreadStreamsHoldAtMostTwiceTheWindow(t *testing.T) {
+	const window = 256 << 10 // the connection's receive window
+	release := make(chan struct{})
+	defer close(release)
+	e := newGRPCEnvWith(t, func(s *rt.Server) { s.RegisterService(holdDesc(release), struct{}{}) },
+		rt.WithMaxFrameSize(64<<10), rt.WithLimits(rt.Limits{MaxRequestBytes: window, MaxCallsPerConn: 16}))
+	hc := dialH2(t, e.addr, h2.Setting{ID: h2.SettingInitialWindowSize, Val: 1 << 30})
+	hc.write(h2.AppendWindowUpdate(nil, 0, 1<<30))
+	initial := int(hc.serverSettings[h2.SettingInitialWindowSize])
+	if initial == 0 {
+		initial = h2.InitialWindow
+	}
+	swin := map[uint32]int{}
+	for _, id := range []uint32{1, 3, 5, 7} {
+		swin[id] = initial
+		hc.write(hc.request(nil, id, "/grpctest.Hold/Sink", false))
+	}
+	chunk := make([]byte, 16<<10)
+	sent := 0
+	for round := 0; ; round++ {
+		if round > 1000 {
+			t.Fatalf("still sending after %d rounds and %d bytes", round, sent)
+		}
+		for id := range swin {
+			for n := min(len(chunk), swin[id], hc.credit); n > 0; n = min(len(chunk), swin[id], hc.credit) {
+				hc.write(h2.AppendData(nil, id, false, chunk[:n]))
+				sent, swin[id], hc.credit = sent+n, swin[id]-n, hc.credit-n
+			}
+		}
+		hc.write(h2.AppendPing(nil, false, [8]byte{byte(round)}))
+		for acked := false; !acked; {
+			f := hc.next()
+			switch {
+			case f.Type == h2.FrameWindowUpdate && f.StreamID == 0:
+				hc.credit += int(f.Increment)
+			case f.Type == h2.FrameWindowUpdate:
+				swin[f.StreamID] += int(f.Increment)
+			case f.Type == h2.FramePing && f.Has(h2.FlagAck):
+				acked = true
+			case f.Type == h2.FramePing:
+				hc.write(h2.AppendPing(nil, true, f.PingData))
+			case f.Type == h2.FrameGoAway || f.Type == h2.FrameRSTStream:
+				t.Fatalf("%s %s on stream %d after %d bytes", f.Type, f.ErrCode, f.StreamID, sent)
+			}
+		}
+		open := 0 // streams that may send more
+		for _, w := range swin {
+			open += min(w, 1)
+		}
+		if hc.credit == 0 || open == 0 {
+			break // stalled: the server holds what it lets the client send
+		}
+	}
+	t.Logf("the unread streams took %d bytes with a connection window of %d", sent, window)
+	if sent > 2*window {
+		t.Errorf("the unread streams made the server hold %d bytes, over twice the connection's window of %d", sent, window)
+	}
+	if sent <= window {
+		t.Errorf("the unread streams took %d bytes: none left the connection's window of %d as they came", sent, window)
 	}
 }
