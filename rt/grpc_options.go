@@ -74,7 +74,11 @@ import (
 // method's window is 1 MiB: its bytes count against that window until its
 // handler reads them, and leave the connection's window as they arrive (as
 // in grpc-go), so that a handler that reads slowly, or not at all, holds
-// up only its own stream, and holds at most 1 MiB of it. A connection that
+// up only its own stream, and holds at most 1 MiB of it. The streams of a
+// connection return the window early for at most the window's size
+// (MaxRequestBytes) of unread bytes together; beyond that their bytes
+// hold the window until read, so that a connection's streams make the
+// server hold at most twice MaxRequestBytes. A connection that
 // starts no call within Limits.FirstFrameTimeout of its first bytes is
 // closed, as is one idle for WithIdleTimeout, one silent for three
 // WithHeartbeat periods (it is pinged after one), and one that takes none
