@@ -2,6 +2,7 @@ package grpcwire
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"io"
 	"strings"
@@ -188,6 +189,40 @@ func FuzzStatus(f *testing.F) {
 		}
 		if d := cmp.Diff(vs, again2); d != "" {
 			t.Fatalf("round trip (-first +second):\n%s", d)
+		}
+	})
+}
+
+// FuzzDecompress inflates arbitrary compressed messages: no panics, no
+// output past the limit however much the input inflates, dst's prefix
+// kept, and the bytes of a message that fits are gzip's.
+func FuzzDecompress(f *testing.F) {
+	zw := gzip.NewWriter(nil)
+	f.Add(Compress(zw, nil, []byte("hello, hello, hello")))
+	f.Add(Compress(zw, nil, make([]byte, 1000)))
+	f.Add(append(Compress(zw, nil, []byte("a")), Compress(zw, nil, []byte("b"))...))
+	f.Add([]byte("not gzip"))
+	const limit = 512
+	zr := new(gzip.Reader)
+	f.Fuzz(func(t *testing.T, src []byte) {
+		got, err := Decompress(zr, []byte("dst"), src, limit)
+		if string(got[:min(len(got), 3)]) != "dst" || len(got)-3 > limit {
+			t.Fatalf("Decompress = %d bytes %q..., %v", len(got), got[:min(len(got), 8)], err)
+		}
+		if err != nil {
+			if len(got) != 3 {
+				t.Fatalf("error %v with %d bytes", err, len(got)-3)
+			}
+			return
+		}
+		ref, rerr := gzip.NewReader(bytes.NewReader(src))
+		if rerr != nil {
+			t.Fatalf("Decompress accepted what gzip refuses: %v", rerr)
+		}
+		ref.Multistream(false)
+		want, rerr := io.ReadAll(io.LimitReader(ref, limit+1))
+		if rerr != nil || !bytes.Equal(got[3:], want) {
+			t.Fatalf("Decompress = %q, gzip reads %q, %v", got[3:], want, rerr)
 		}
 	})
 }
