@@ -1,0 +1,75 @@
+package rt_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/memnet"
+	"github.com/yrpc/yrpc/rt/wire"
+)
+
+// FuzzServerConn sends arbitrary bytes to a server as one connection's
+// client, then half-closes it: whatever the bytes (yrpc frames, gRPC over
+// h2c, gRPC-Web over HTTP/1, or none of them), the server neither panics
+// nor keeps the connection open once the client is done.
+func FuzzServerConn(f *testing.F) {
+	md := []string{"k", "v", "x-bin", "AAEC", "grpc-timeout", "1S"}
+	yrpc := wire.AppendPreface(nil, wire.Preface{Features: wire.FeatureLZ4 | wire.FeatureSettings | wire.FeatureStreams})
+	yrpc = wire.AppendSettingsFrame(yrpc, wire.Settings{})
+	yrpc = wire.AppendFrame(yrpc, &wire.Header{Type: wire.TypeRequest, ID: 1, Method: 0x2001, Timeout: time.Second}, md, []byte("a=b\nfail=5"))
+	yrpc = wire.AppendStreamOpen(yrpc, 3, 0x2008, 0, md)
+	yrpc = wire.AppendFrame(yrpc, &wire.Header{Type: wire.TypeStreamMessage, ID: 3}, nil, []byte("hi"))
+	yrpc = wire.AppendStreamHalfClose(yrpc, 3)
+	f.Add(yrpc)
+
+	h2 := appendH2Frame([]byte(h2Preface), h2Settings, 0, 0, nil)
+	hdrs := appendHPACKLiteral(grpcRequestHeaders("/grpctest.Probe/Meta"), "x-bin", "AAEC")
+	hdrs = appendHPACKLiteral(hdrs, "grpc-timeout", "100m")
+	h2 = appendH2Frame(h2, h2Headers, h2EndHeaders, 1, hdrs)
+	h2 = appendH2Frame(h2, h2Data, h2EndStream, 1, []byte{0, 0, 0, 0, 3, 'a', '=', 'b'})
+	h2 = appendH2Frame(h2, h2Headers, h2EndHeaders, 3, grpcRequestHeaders("/grpctest.Probe/Chat"))
+	h2 = appendH2Frame(h2, h2Data, 0, 3, []byte{0, 0, 0, 0, 1, 'x'})
+	h2 = appendH2Frame(h2, h2RSTStream, 0, 3, []byte{0, 0, 0, 8})
+	f.Add(h2)
+
+	body := "\x00\x00\x00\x00\x03a=b"
+	f.Add([]byte("POST /grpctest.Probe/Meta HTTP/1.1\r\nHost: x\r\nContent-Type: application/grpc-web+proto\r\nX-Grpc-Web: 1\r\n" +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body))
+
+	mnet := memnet.New()
+	lis, err := mnet.Listen("fuzz")
+	if err != nil {
+		f.Fatal(err)
+	}
+	srv := rt.NewServer(rt.WithLogger(slog.New(slog.DiscardHandler)))
+	srv.RegisterService(&probeDesc, struct{}{})
+	srv.RegisterService(&testDesc, newTestImpl())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), lis) }()
+	f.Cleanup(func() {
+		srv.Close()
+		if err := <-done; !errors.Is(err, rt.ErrServerClosed) {
+			f.Errorf("Serve returned %v, want ErrServerClosed", err)
+		}
+	})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := mnet.Dial(context.Background(), "fuzz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		_, _ = c.Write(data) // the server may have closed the connection already
+		_ = c.(interface{ CloseWrite() error }).CloseWrite()
+		if _, err := io.Copy(io.Discard, c); errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatal("the server kept the connection open 10 s after the client was done")
+		}
+	})
+}
