@@ -1,16 +1,19 @@
 package rt_test
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/internal/grpcwire"
 	"github.com/yrpc/yrpc/rt/memnet"
 	"github.com/yrpc/yrpc/rt/wire"
 )
@@ -28,6 +31,20 @@ func FuzzServerConn(f *testing.F) {
 	yrpc = wire.AppendFrame(yrpc, &wire.Header{Type: wire.TypeStreamMessage, ID: 3}, nil, []byte("hi"))
 	yrpc = wire.AppendStreamHalfClose(yrpc, 3)
 	f.Add(yrpc)
+	// Compressed bodies, a server stream, window updates, a oneway call.
+	var comp wire.Compressor
+	big := []byte(strings.Repeat("k=v\n", 300))
+	yrpc = comp.AppendFrame(yrpc, &wire.Header{Type: wire.TypeRequest, ID: 5, Method: 0x2001}, nil, big, 1)
+	yrpc = wire.AppendStreamOpen(yrpc, 7, 0x2006, time.Second, nil)
+	yrpc = comp.AppendFrame(yrpc, &wire.Header{Type: wire.TypeStreamMessage, ID: 7}, nil, big, 1)
+	yrpc = wire.AppendWindowUpdate(yrpc, 0, 1<<20)
+	yrpc = wire.AppendWindowUpdate(yrpc, 7, 1<<20)
+	yrpc = wire.AppendStreamHalfClose(yrpc, 7)
+	yrpc = wire.AppendFrame(yrpc, &wire.Header{Type: wire.TypeOneway, ID: 9, Method: 0x1002}, nil, []byte("fire"))
+	yrpc = wire.AppendFrame(yrpc, &wire.Header{Type: wire.TypeRequest, ID: 11, Method: 0x1001}, nil, []byte("echo"))
+	yrpc = wire.AppendFrame(yrpc, &wire.Header{Type: wire.TypeCancel, ID: 11}, nil, nil)
+	yrpc = wire.AppendFrame(yrpc, &wire.Header{Type: wire.TypePing, ID: 13}, nil, nil)
+	f.Add(yrpc)
 
 	h2 := appendH2Frame([]byte(h2Preface), h2Settings, 0, 0, nil)
 	hdrs := appendHPACKLiteral(grpcRequestHeaders("/grpctest.Probe/Meta"), "x-bin", "AAEC")
@@ -37,6 +54,14 @@ func FuzzServerConn(f *testing.F) {
 	h2 = appendH2Frame(h2, h2Headers, h2EndHeaders, 3, grpcRequestHeaders("/grpctest.Probe/Chat"))
 	h2 = appendH2Frame(h2, h2Data, 0, 3, []byte{0, 0, 0, 0, 1, 'x'})
 	h2 = appendH2Frame(h2, h2RSTStream, 0, 3, []byte{0, 0, 0, 8})
+	f.Add(h2)
+	// A gzip-compressed message, metadata split over CONTINUATION frames.
+	gz := appendHPACKLiteral(grpcRequestHeaders("/grpctest.Probe/Meta"), "grpc-encoding", "gzip")
+	h2 = appendH2Frame([]byte(h2Preface), h2Settings, 0, 0, nil)
+	h2 = appendH2Frame(h2, h2Headers, 0, 1, gz[:len(gz)/2])
+	h2 = appendH2Frame(h2, h2Continuation, h2EndHeaders, 1, gz[len(gz)/2:])
+	zmsg := grpcwire.Compress(gzip.NewWriter(nil), nil, big)
+	h2 = appendH2Frame(h2, h2Data, h2EndStream, 1, append(grpcwire.AppendHeader(nil, grpcwire.FlagCompressed, len(zmsg)), zmsg...))
 	f.Add(h2)
 
 	body := "\x00\x00\x00\x00\x03a=b"
@@ -48,7 +73,7 @@ func FuzzServerConn(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	srv := rt.NewServer(rt.WithLogger(slog.New(slog.DiscardHandler)))
+	srv := rt.NewServer(rt.WithLogger(slog.New(slog.DiscardHandler)), rt.WithCompression(64))
 	srv.RegisterService(&probeDesc, struct{}{})
 	srv.RegisterService(&testDesc, newTestImpl())
 	done := make(chan error, 1)
