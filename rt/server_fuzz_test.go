@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/yrpc/yrpc/rt"
 	"github.com/yrpc/yrpc/rt/internal/grpcwire"
 	"github.com/yrpc/yrpc/rt/memnet"
@@ -21,7 +23,8 @@ import (
 // FuzzServerConn sends arbitrary bytes to a server as one connection's
 // client, then half-closes it: whatever the bytes (yrpc frames, gRPC over
 // h2c, gRPC-Web over HTTP/1, or none of them), the server neither panics
-// nor keeps the connection open once the client is done.
+// nor keeps the connection open once the client is done, nor leaves a
+// goroutine behind once closed.
 func FuzzServerConn(f *testing.F) {
 	md := []string{"k", "v", "x-bin", "AAEC", "grpc-timeout", "1S"}
 	yrpc := wire.AppendPreface(nil, wire.Preface{Features: wire.FeatureLZ4 | wire.FeatureSettings | wire.FeatureStreams})
@@ -68,6 +71,8 @@ func FuzzServerConn(f *testing.F) {
 	f.Add([]byte("POST /grpctest.Probe/Meta HTTP/1.1\r\nHost: x\r\nContent-Type: application/grpc-web+proto\r\nX-Grpc-Web: 1\r\n" +
 		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body))
 
+	ignore := goleak.IgnoreCurrent()
+	f.Cleanup(func() { goleak.VerifyNone(f, ignore) }) // after the server's cleanup
 	mnet := memnet.New()
 	lis, err := mnet.Listen("fuzz")
 	if err != nil {
