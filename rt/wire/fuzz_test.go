@@ -12,7 +12,8 @@ import (
 )
 
 // FuzzReader decodes arbitrary streams: no panics, buffers within what
-// was received, and every frame that decodes re-encodes (plainly and compressed) to a frame that decodes equal.
+// was received, and every frame that decodes re-encodes (plainly and
+// compressed) to a frame that decodes equal.
 func FuzzReader(f *testing.F) {
 	var comp Compressor
 	var stream []byte
