@@ -11,8 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// FuzzReader decodes arbitrary streams: no panics, and every frame that
-// decodes re-encodes (plainly and compressed) to a frame that decodes equal.
+// FuzzReader decodes arbitrary streams: no panics, buffers within what
+// was received, and every frame that decodes re-encodes (plainly and
+// compressed) to a frame that decodes equal.
 func FuzzReader(f *testing.F) {
 	var comp Compressor
 	var stream []byte
@@ -38,6 +39,15 @@ func FuzzReader(f *testing.F) {
 		r := NewReader(bytes.NewReader(data), opts)
 		for {
 			fr, err := r.Next()
+			// Buffers grow with the bytes received, not with the sizes
+			// claimed: at most twofold (rounded up to a pool class, the
+			// least 4 KiB), and a decompressed body within lz4's ratio.
+			if n := len(r.buf); n > max(opts.BufferSize, 1<<minClassShift, 4*len(data)) {
+				t.Fatalf("a buffer of %d bytes for %d bytes received", n, len(data))
+			}
+			if n := len(r.scratch); n > max(opts.BatchSize, maxLZ4Ratio*len(data)) {
+				t.Fatalf("a decompression buffer of %d bytes for %d bytes received", n, len(data))
+			}
 			if err != nil {
 				return
 			}

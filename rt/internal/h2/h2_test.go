@@ -333,11 +333,11 @@ func TestInflow(t *testing.T) {
 }
 
 // The reader and the header decoder take any bytes without panicking,
-// and within the frame size.
+// and within the frame size, and a request they accept is well formed.
 func FuzzReader(f *testing.F) {
 	e := NewBlockEncoder()
 	e.Start(nil)
-	for _, kv := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/a.B/C"}, {"content-type", "application/grpc"}} {
+	for _, kv := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/a.B/C"}, {"content-type", "application/grpc"}, {"user-agent", "x/1"}, {"grpc-timeout", "1S"}} {
 		e.Field(kv[0], kv[1], false)
 	}
 	seed := AppendSettings(nil, Setting{SettingInitialWindowSize, 100})
@@ -370,12 +370,41 @@ func FuzzReader(f *testing.F) {
 				if d.Write(fr.Data) != nil {
 					return
 				}
-				if fr.Has(FlagEndHeaders) && d.End() != nil {
+				if !fr.Has(FlagEndHeaders) {
+					continue
+				}
+				if d.End() != nil {
 					return
 				}
+				checkRequest(t, &req, 4096)
 			}
 		}
 	})
+}
+
+// checkRequest fails t if req, a request the decoder accepted (neither
+// malformed nor too large), lacks a pseudo-header field, exceeds maxList
+// or carries metadata that is not lowercase tokens or belongs to the
+// transport.
+func checkRequest(t *testing.T, req *Request, maxList int) {
+	t.Helper()
+	if req.Malformed != "" || req.TooLarge {
+		return
+	}
+	if req.Method == "" || req.Scheme == "" || req.Path == "" || req.Size > maxList || len(req.Meta)%2 != 0 {
+		t.Fatalf("accepted %+v", req)
+	}
+	size := 0
+	for i := 0; i+1 < len(req.Meta); i += 2 {
+		k, v := req.Meta[i], req.Meta[i+1]
+		size += len(k) + len(v) + 32
+		if checkField(k, v) != "" || k[0] == ':' || k == "te" || k == "connection" || k == "content-type" || k == "grpc-timeout" {
+			t.Fatalf("accepted metadata %q: %q", k, v)
+		}
+	}
+	if size > req.Size {
+		t.Fatalf("metadata of %d bytes in a list of %d", size, req.Size)
+	}
 }
 
 // decodeFull decodes a header block with a fresh decoder.
