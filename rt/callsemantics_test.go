@@ -101,3 +101,26 @@ func TestAnswerOverClientLimitsNamesMethod(t *testing.T) {
 		t.Errorf("server has %d connections, want the client's one", n)
 	}
 }
+
+// A oneway method called as a unary one (a client whose schema predates
+// the method's becoming oneway) runs and answers an empty message, as it
+// answers gRPC clients google.protobuf.Empty; it answered Internal after
+// running the handler.
+func TestOnewayMethodCalledAsUnary(t *testing.T) {
+	impl := newTestImpl()
+	srv := rt.NewServer()
+	srv.RegisterService(&testDesc, impl)
+	cli := aliasClient(t, serve(t, srv))
+	unary := testDesc
+	unary.Methods = append([]rt.MethodDesc(nil), testDesc.Methods...)
+	fire := &unary.Methods[1]
+	fire.Oneway = false
+	fire.NewResponse = func() rt.Message { return new(msg) }
+	resp := &msg{S: "stale"}
+	if err := cli.Invoke(ctxT(t), &unary, 1, &msg{S: "fired"}, resp); err != nil || resp.S != "" {
+		t.Fatalf("a oneway method called as unary: %v, answer %q; want an empty answer", err, resp.S)
+	}
+	if got := <-impl.oneways; got != "fired" {
+		t.Fatalf("the handler got %q", got)
+	}
+}

@@ -263,6 +263,12 @@ func (sc *serverCall) invoke() (resp Message, err error) {
 	}
 	resp, err = sc.me.handler(&sc.ctx, sc.req)
 	if err == nil && resp == nil && !sc.oneway {
+		if sc.me.info.Method.Oneway {
+			// A client that calls a oneway method as a unary one (a schema
+			// of before the method became oneway) gets an empty answer, as
+			// gRPC clients get google.protobuf.Empty: the call ran.
+			return emptyMessage{}, nil
+		}
 		err = Errorf(Internal, "%s: handler returned a nil response and no error", sc.me.info.Method.FullName)
 	}
 	return resp, err
