@@ -104,8 +104,9 @@ type Config struct {
 type RateLimit struct {
 	Rate  float64 `json:"rate"`
 	Burst int     `json:"burst"`
-	// PerApp limits each calling app (by the caller's app metadata) instead
-	// of each client IP.
+	// PerApp limits each caller instead of each client IP: by its
+	// principal (verified certificate or Authenticator) when it has one,
+	// else by the app name it claims (rt.WithApp), else by its IP.
 	PerApp bool `json:"per_app,omitempty"`
 }
 
