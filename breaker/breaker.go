@@ -64,7 +64,8 @@ type Settings struct {
 	ProbeTimeout time.Duration
 	// OnStateChange, if not nil, is called after every state change, in
 	// the order of the changes, outside the breaker's lock, on the
-	// goroutine whose Allow, Done, State or Counts call caused the change.
+	// goroutine whose Allow, Done, DoneAnswered, State, Counts or Reset call
+	// caused the change.
 	// It may call the breaker's methods. Keep it short: while it runs,
 	// later changes queue behind it (calls on other goroutines do not
 	// wait), and it must not panic.

@@ -3,13 +3,16 @@
 // source with jennifer.
 //
 // For every message it writes a plain struct with Size, MarshalAppend,
-// Unmarshal (the protobuf binary format, proto3 rules) and Validate; for
+// Unmarshal (the protobuf binary format, proto3 rules), UnmarshalOwned
+// (Unmarshal without its copy, for a buffer the message may keep:
+// rt.OwnedUnmarshaler) and Validate; for
 // every enum a named int32 type with String and a Parse function; for
 // every service a ServiceDesc with the schema's policies and a method-index
 // dispatch switch, the server interface with its Unimplemented
 // implementation and Register function, and the typed client (a unary
-// method Get has Get, which allocates its response, and GetInto, which
-// decodes into a response the caller owns); for the
+// method Get has Get, which calls rt.InvokeNew to make its response with
+// room for the answer's bytes, and GetInto, which decodes into a response
+// the caller owns); for the
 // package, its google.protobuf.FileDescriptorProto (FileDescriptor, encoded
 // by gen/descriptor), which every ServiceDesc references for gRPC server
 // reflection. The output

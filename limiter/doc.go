@@ -5,9 +5,9 @@
 //
 // Time is always a parameter: every decision takes the caller's now, so the
 // limiters are deterministic under a fake clock and never read the system
-// clock to decide. [Bucket.WaitN] is the only blocking call; it sleeps
-// through an injected [Clock] and fails at once, without sleeping, when the
-// context's deadline comes before a token would.
+// clock to decide. [Bucket.Wait] and [Bucket.WaitN] are the only blocking
+// calls; they sleep through an injected [Clock] and fail at once, without
+// sleeping, when the context's deadline comes before a token would.
 //
 // # Algorithm
 //

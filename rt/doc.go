@@ -193,7 +193,9 @@
 // holds up only itself, and neither side buffers more than a window.
 // Generated code hands out the typed streams of stream.go; NewStream opens
 // one on a provider picked as a call's first attempt is, and is retried
-// elsewhere only while it provably reached none. The context given to
+// elsewhere while it provably reached none; a server stream whose method
+// has a Retry policy is also tried again elsewhere, with its one request,
+// when it fails before its first response. The context given to
 // NewStream governs the stream (cancel it or read to io.EOF); the method's
 // timeout bounds it; cancellation and deadlines reach the other side.
 // A stream's SendMsg and RecvMsg are safe for concurrent use (see
