@@ -217,7 +217,7 @@ const ProtocolYRPC = "yrpc"
 const MDToken = "yrpc-token"
 
 // WithRegistryToken makes the server, Dubbo-style, generate a random token
-// when it starts, publish it in its registry entries, and refuse calls
+// when it is made (NewServer), publish it in its registry entries, and refuse calls
 // that do not carry it (Unauthenticated, marked as not run so that the
 // client may try another provider). Clients attach the token of the
 // provider they picked, from the registry, without configuration.
@@ -225,7 +225,8 @@ const MDToken = "yrpc-token"
 // What it stops: callers that bypass the registry — a client given the
 // provider's address by hand, a scan of the network. What it does not
 // stop: anyone who can read the registry can read the token; lock the
-// registry's reads down (zkreg's ACLs) and use TLS where that matters. The
+// registry's reads down (an ACL policy of your own: zkreg's DigestPolicy
+// lets everyone read) and use TLS where that matters. The
 // token travels with every call: in plaintext only to providers that do
 // not require TLS (see WithTLS). Default: off.
 func WithRegistryToken(on bool) ServerOption {

@@ -127,7 +127,11 @@ type ServicePolicy struct {
 	Allow []string
 }
 
-// RateLimitPolicy is a token bucket per client IP; Rate 0 means no limit.
+// RateLimitPolicy is a token bucket's rate and burst; Rate 0 means no
+// limit. What each bucket counts depends on where it is given: a
+// service's RateLimit has one per client IP (or per caller, PerApp
+// governance), a method's ClientRateLimit one per client, and
+// StreamRecvLimit and StreamSendLimit one per stream.
 type RateLimitPolicy struct {
 	Rate  float64 // tokens per second
 	Burst int
