@@ -92,9 +92,9 @@ type silent struct {
 	addr     string
 	ln       net.Listener
 	accepter sync.WaitGroup // the accept loop
-	mu    sync.Mutex
-	held  []time.Duration // how long each connection the client closed was open
-	conns sync.WaitGroup  // one per accepted connection, done when the client closes it
+	mu       sync.Mutex
+	held     []time.Duration // how long each connection the client closed was open
+	conns    sync.WaitGroup  // one per accepted connection, done when the client closes it
 }
 
 // newSilent starts a silent server, which stops when the test ends.
