@@ -43,17 +43,18 @@ func TestTLS(t *testing.T) {
 	// Two servers that never answer the TLS handshake hold New a third
 	// of the session timeout each, as they do without TLS
 	// (TestSilentServersSkipped).
-	const timeout = 3 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	start := time.Now()
-	r, err := New(ctx, Options{Servers: []string{silentServer(t), silentServer(t), secure}, Root: e.root,
-		SessionTimeout: timeout, TLS: &tls.Config{RootCAs: pool}})
+	s1, s2 := newSilent(t), newSilent(t)
+	r, err := New(ctx, Options{Servers: []string{s1.addr, s2.addr, secure}, Root: e.root,
+		SessionTimeout: silentTimeout, TLS: &tls.Config{RootCAs: pool}})
 	cancel()
 	if err != nil {
 		t.Fatalf("New with two silent servers: %v", err)
 	}
 	r.Close()
 	t.Logf("session over TLS with two silent servers after %v", time.Since(start).Round(time.Millisecond))
+	checkHeld(t, silentTimeout*2/3, s1, s2)
 
 	for _, tc := range []struct {
 		name string

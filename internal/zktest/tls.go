@@ -2,10 +2,13 @@ package zktest
 
 import (
 	"bytes"
+	"context"
+	"crypto/tls"
 	"net"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/yrpc/yrpc/internal/testcerts"
 )
@@ -31,7 +34,10 @@ type TLSOptions struct {
 // StartTLSServer starts a Server (see StartServer) that also serves TLS
 // on a secureClientPort (Netty connection factory), and returns it and
 // the TLS address. It skips the test when Debian's libnetty-java is
-// missing.
+// missing. It returns once the TLS port has completed a handshake: a
+// fresh JVM's first TLS handshake loads and compiles its TLS stack, which
+// takes seconds on a loaded machine, longer than the handshake deadlines
+// the tests give their clients.
 func StartTLSServer(t testing.TB, o TLSOptions) (s *Server, secureAddr string) {
 	t.Helper()
 	for _, j := range nettyJars {
@@ -72,5 +78,32 @@ func StartTLSServer(t testing.TB, o TLSOptions) (s *Server, secureAddr string) {
 	if o.X509Auth {
 		cfg = append(cfg, "authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider")
 	}
-	return StartServerWith(t, ServerOptions{Config: cfg, Jars: nettyJars}), secureAddr
+	s = StartServerWith(t, ServerOptions{Config: cfg, Jars: nettyJars})
+	warmTLS(t, secureAddr, &tls.Config{RootCAs: o.CA.Pool,
+		Certificates: []tls.Certificate{o.CA.Issue(t, testcerts.Leaf{CN: "zktest warm-up", Client: true})}})
+	return s, secureAddr
+}
+
+// warmTLS handshakes with the TLS server at addr until a handshake
+// succeeds, failing t after a minute (a bound for a broken server, not a
+// wait: it returns at the first success).
+func warmTLS(t testing.TB, addr string, cfg *tls.Config) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond) // spaces the attempts; bounded by ctx
+	defer tick.Stop()
+	d := tls.Dialer{Config: cfg}
+	for {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("zktest: no TLS handshake with %s in a minute: %v", addr, err)
+		case <-tick.C:
+		}
+	}
 }
