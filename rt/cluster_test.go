@@ -876,10 +876,10 @@ func (p *boundPicker) Pick(info *balance.Info) int {
 }
 
 // A provider that reports itself not serving (Server.SetServing) gets no
-// new calls once its consumers hear it from the registry (a watch pushes
-// it: waitUntil's bound of 10 s is far below any poll's period; the time
-// it took is logged, not checked, so that a loaded machine cannot fail
-// the test); and calls come back when it serves again.
+// new calls once its consumers hear it from the registry (the Memory
+// registry's watch pushes it; the time it took is logged, not checked,
+// so that a loaded machine cannot fail the test); and calls come back
+// when it serves again.
 func TestNotServingProviderGetsNoCalls(t *testing.T) {
 	checkLeaks(t)
 	reg := registry.NewMemory()
