@@ -147,10 +147,12 @@
 // request-response would; under load the connection's reading goroutine
 // hands each response's bytes to its caller, who decodes them on its own
 // goroutine (generated messages implement OwnedUnmarshaler; others are
-// decoded by the reader). The reader copies those bytes out of its buffer
-// into room allocated with the response message when the call makes its
-// response (InvokeNew, what generated XxxClient methods call: one
-// allocation per call), and it also watches idle connections for GOAWAY
+// decoded by the reader). When the call makes its response (InvokeNew,
+// what generated XxxClient methods call), the reader copies those bytes
+// into a buffer that the call's pooled record keeps, and the caller
+// makes the message with room for them (one allocation per call, off the
+// reader's goroutine) and decodes there; the reader also watches idle
+// connections for GOAWAY
 // and closing. A call that finds nobody reading its connection first
 // peeks at the socket (a non-blocking MSG_PEEK), so that it is not sent
 // into a connection the server closed. No goroutine is started per call.

@@ -59,6 +59,12 @@ type Pending struct {
 	newResp NewResponse // makes resp when the call has none (Request.NewResp)
 	err     error
 	raw     []byte // the response's body for the caller to decode (see result)
+	// body is the reader's copy of a response of up to maxBodyCopy bytes
+	// for a call that makes its response (newResp), kept across calls:
+	// the caller makes the message with room for it (see result), so
+	// that the reader, which serves every call of the connection, does
+	// not allocate.
+	body []byte
 	addr    string // of the connection that answered, for decode errors
 	frame   []byte // scratch for the request frame, kept across calls
 	timer   *time.Timer
@@ -101,6 +107,10 @@ func DecodeNew(newResp NewResponse, body []byte) (Message, error) {
 // next call.
 const maxFrameScratch = 64 << 10
 
+// maxBodyCopy bounds the responses that the reader copies into
+// Pending.body (rt.WithRoom's ladder ends at 4 KiB).
+const maxBodyCopy = 4 << 10
+
 // result is the outcome of a call whose done channel fired: its error, or
 // the error of decoding the response the reader handed over.
 func (p *Pending) result() error {
@@ -109,6 +119,10 @@ func (p *Pending) result() error {
 	}
 	raw := p.raw
 	p.raw = nil
+	if p.resp == nil { // raw is p.body: make the message, with room for it
+		m, room := p.newResp(len(raw))
+		p.resp, raw = m, room[:copy(room, raw)]
+	}
 	if err := p.resp.(OwnedUnmarshaler).UnmarshalOwned(raw); err != nil {
 		return decodeError(p.addr, err)
 	}
@@ -136,11 +150,20 @@ func (p *Pending) decode(f *wire.Frame, addr string) error {
 		return e
 	}
 	if p.resp == nil {
-		// The caller decodes the copy (result): the reader, which serves
-		// every call of the connection, only allocates and copies.
-		var room []byte
-		p.resp, room = p.newResp(len(f.Body))
-		p.raw = room[:copy(room, f.Body)]
+		// The caller makes its response and decodes (result): the
+		// reader, which serves every call of the connection, only
+		// copies, into the record's buffer up to maxBodyCopy bytes.
+		if n := len(f.Body); n <= maxBodyCopy {
+			if p.body == nil {
+				p.body = make([]byte, 0, min(max(n, 512), maxBodyCopy))
+			}
+			p.body = append(p.body[:0], f.Body...)
+			p.raw = p.body
+		} else {
+			var room []byte
+			p.resp, room = p.newResp(n)
+			p.raw = room[:copy(room, f.Body)]
+		}
 		p.addr = addr
 		return nil
 	}
