@@ -64,11 +64,11 @@ type Pending struct {
 	// the caller makes the message with room for it (see result), so
 	// that the reader, which serves every call of the connection, does
 	// not allocate.
-	body []byte
-	addr    string // of the connection that answered, for decode errors
-	frame   []byte // scratch for the request frame, kept across calls
-	timer   *time.Timer
-	want    bool
+	body  []byte
+	addr  string // of the connection that answered, for decode errors
+	frame []byte // scratch for the request frame, kept across calls
+	timer *time.Timer
+	want  bool
 	// watched: the connection answers the call when its context ends
 	// (see ctxWatch), with an error naming the call; guarded by Conn.mu.
 	watched bool
