@@ -220,7 +220,12 @@ func TestFailoverWithOneDeadProvider(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < calls/10; i++ {
-				if _, err := call(ctx, c.cli, &testDesc, 2, "x"); err != nil {
+				// A deadline per call, not one for all 10,000: under -race
+				// on a loaded machine they may take longer than one's.
+				cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				_, err := call(cctx, c.cli, &testDesc, 2, "x")
+				cancel()
+				if err != nil {
 					failed.Add(1)
 					t.Errorf("call failed: %v", err)
 					return

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/yrpc/yrpc/rt"
 )
@@ -137,13 +138,19 @@ func TestSendMsgRacingHandlerReturn(t *testing.T) {
 	})
 	for name, cli := range yrpcAndGRPC(t, &desc) {
 		t.Run(name, func(t *testing.T) {
-			ctx := ctxT(t)
+			// A bound on the whole run, which only catches a hang, and a
+			// deadline per stream: under -race on a loaded machine the
+			// streams together may take longer than one's.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
 			var mu sync.Mutex
 			got := map[string]int{}
 			spread(raceStreams, raceConc, func(i, n int) {
 				for j := range n {
 					key := strconv.Itoa(i) + "." + strconv.Itoa(j)
-					k, err := countStream(ctx, cli, &desc, key)
+					sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+					k, err := countStream(sctx, cli, &desc, key)
+					scancel()
 					if err != nil {
 						t.Errorf("stream %s: %v", key, err)
 						return
