@@ -152,6 +152,24 @@ func holdDesc(release <-chan struct{}) *rt.ServiceDesc {
 	}
 }
 
+// dialHold serves grpctest.Hold, whose handlers read nothing until the
+// test ends, with a connection window of window bytes, and connects a raw
+// HTTP/2 client that lets the server send all it wants; it returns the
+// client and a stream's initial send window.
+func dialHold(t *testing.T, window int) (*h2Client, int) {
+	release := make(chan struct{})
+	e := newGRPCEnvWith(t, func(s *rt.Server) { s.RegisterService(holdDesc(release), struct{}{}) },
+		rt.WithMaxFrameSize(64<<10), rt.WithLimits(rt.Limits{MaxRequestBytes: window, MaxCallsPerConn: 16}))
+	t.Cleanup(func() { close(release) }) // before the server closes
+	hc := dialH2(t, e.addr, h2.Setting{ID: h2.SettingInitialWindowSize, Val: 1 << 30})
+	hc.write(h2.AppendWindowUpdate(nil, 0, 1<<30))
+	initial := int(hc.serverSettings[h2.SettingInitialWindowSize])
+	if initial == 0 {
+		initial = h2.InitialWindow
+	}
+	return hc, initial
+}
+
 // A stream whose handler does not read holds up only itself: its bytes
 // leave the connection's window as they arrive (the stream's own window,
 // given back only as the handler reads, bounds what it holds), as in
@@ -165,17 +183,8 @@ func TestH2UnreadStreamDoesNotStallTheConnection(t *testing.T) {
 		window = 512 << 10 // the connection's receive window
 		total  = 768 << 10 // sent on the stream: over the connection's window, within the stream's
 	)
-	release := make(chan struct{})
-	defer close(release)
-	e := newGRPCEnvWith(t, func(s *rt.Server) { s.RegisterService(holdDesc(release), struct{}{}) },
-		rt.WithMaxFrameSize(64<<10), rt.WithLimits(rt.Limits{MaxRequestBytes: window, MaxCallsPerConn: 16}))
-	hc := dialH2(t, e.addr, h2.Setting{ID: h2.SettingInitialWindowSize, Val: 1 << 30})
-	hc.write(h2.AppendWindowUpdate(nil, 0, 1<<30))
-	granted := int(hc.serverSettings[h2.SettingInitialWindowSize]) // to stream 1, in all
-	if granted == 0 {
-		granted = h2.InitialWindow
-	}
-	swin := granted // stream 1's send window
+	hc, granted := dialHold(t, window) // granted to stream 1, in all
+	swin := granted                    // stream 1's send window
 	hc.write(hc.request(nil, 1, "/grpctest.Hold/Sink", false))
 	chunk := make([]byte, 16<<10)
 	start := time.Now()
@@ -237,16 +246,7 @@ func TestH2UnreadStreamDoesNotStallTheConnection(t *testing.T) {
 // earned).
 func TestH2UnreadStreamsHoldAtMostTwiceTheWindow(t *testing.T) {
 	const window = 256 << 10 // the connection's receive window
-	release := make(chan struct{})
-	defer close(release)
-	e := newGRPCEnvWith(t, func(s *rt.Server) { s.RegisterService(holdDesc(release), struct{}{}) },
-		rt.WithMaxFrameSize(64<<10), rt.WithLimits(rt.Limits{MaxRequestBytes: window, MaxCallsPerConn: 16}))
-	hc := dialH2(t, e.addr, h2.Setting{ID: h2.SettingInitialWindowSize, Val: 1 << 30})
-	hc.write(h2.AppendWindowUpdate(nil, 0, 1<<30))
-	initial := int(hc.serverSettings[h2.SettingInitialWindowSize])
-	if initial == 0 {
-		initial = h2.InitialWindow
-	}
+	hc, initial := dialHold(t, window)
 	swin := map[uint32]int{}
 	for _, id := range []uint32{1, 3, 5, 7} {
 		swin[id] = initial
