@@ -119,11 +119,13 @@ func (p *Pending) result() error {
 	}
 	raw := p.raw
 	p.raw = nil
+	var err error
 	if p.resp == nil { // raw is p.body: make the message, with room for it
-		m, room := p.newResp(len(raw))
-		p.resp, raw = m, room[:copy(room, raw)]
+		p.resp, err = DecodeNew(p.newResp, raw)
+	} else {
+		err = p.resp.(OwnedUnmarshaler).UnmarshalOwned(raw)
 	}
-	if err := p.resp.(OwnedUnmarshaler).UnmarshalOwned(raw); err != nil {
+	if err != nil {
 		return decodeError(p.addr, err)
 	}
 	return nil
