@@ -2,6 +2,7 @@ package otel_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -66,6 +67,16 @@ func TestStreamHandlerPanics(t *testing.T) {
 // with status code code.
 func checkServerDuration(t *testing.T, tel telemetry, code string) {
 	t.Helper()
+	counts := serverDurationCounts(t, tel, "rpc.response.status_code")
+	if len(counts) != 1 || counts[code] != 1 {
+		t.Errorf("rpc.server.call.duration counts by code = %v, want %s=1", counts, code)
+	}
+}
+
+// serverDurationCounts collects rpc.server.call.duration and counts its
+// values by the given attributes' values, joined with spaces.
+func serverDurationCounts(t *testing.T, tel telemetry, keys ...attribute.Key) map[string]uint64 {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := tel.reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
@@ -76,10 +87,12 @@ func checkServerDuration(t *testing.T, tel telemetry, code string) {
 	}
 	counts := map[string]uint64{}
 	for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
-		v, _ := dp.Attributes.Value("rpc.response.status_code")
-		counts[v.AsString()] += dp.Count
+		vals := make([]string, len(keys))
+		for i, k := range keys {
+			v, _ := dp.Attributes.Value(k)
+			vals[i] = v.AsString()
+		}
+		counts[strings.Join(vals, " ")] += dp.Count
 	}
-	if len(counts) != 1 || counts[code] != 1 {
-		t.Errorf("rpc.server.call.duration counts by code = %v, want %s=1", counts, code)
-	}
+	return counts
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	yotel "github.com/yrpc/yrpc/contrib/otel"
 	"github.com/yrpc/yrpc/examples/feed/feedrpc"
@@ -77,20 +76,7 @@ func TestServerSystemFollowsProtocol(t *testing.T) {
 		})
 	}
 
-	var rm metricdata.ResourceMetrics
-	if err := tel.reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	m, ok := findMetric(rm, "rpc.server.call.duration")
-	if !ok {
-		t.Fatal("no rpc.server.call.duration")
-	}
-	counts := map[string]uint64{}
-	for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
-		sys, _ := dp.Attributes.Value("rpc.system.name")
-		meth, _ := dp.Attributes.Value("rpc.method")
-		counts[sys.AsString()+" "+meth.AsString()] += dp.Count
-	}
+	counts := serverDurationCounts(t, tel, "rpc.system.name", "rpc.method")
 	for _, k := range []string{"yrpc greeter.Greeter/SayHello", "grpc greeter.Greeter/SayHello", "yrpc feed.Feed/Subscribe", "grpc feed.Feed/Subscribe"} {
 		if counts[k] != 1 {
 			t.Errorf("rpc.server.call.duration counts %v, want 1 of %q", counts, k)
