@@ -1,7 +1,9 @@
 package procfs
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -83,4 +85,47 @@ func parseStatusRSS(status string) (rss, hwm float64, err error) {
 		return 0, 0, fmt.Errorf("procfs: /proc status without VmRSS and VmHWM")
 	}
 	return rss, hwm, nil
+}
+
+// Sched returns the CPU time process pid's threads have run so far, in
+// nanoseconds (not clock ticks), and how many times they were put on a
+// CPU, from /proc/PID/task/*/schedstat (run time, wait time, timeslices).
+// Threads that have exited are not counted: over a window in which none
+// exits, the differences are what the process ran and how often it woke.
+func Sched(pid int) (cpu time.Duration, runs int64, err error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the thread exited since the listing
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		c, n, err := parseSchedstat(string(b))
+		if err != nil {
+			return 0, 0, err
+		}
+		cpu += c
+		runs += n
+	}
+	return cpu, runs, nil
+}
+
+// parseSchedstat reads a schedstat line: nanoseconds on a CPU,
+// nanoseconds waiting for one, timeslices run.
+func parseSchedstat(line string) (time.Duration, int64, error) {
+	f := strings.Fields(line)
+	if len(f) != 3 {
+		return 0, 0, fmt.Errorf("procfs: bad schedstat line %q", line)
+	}
+	ns, err1 := strconv.ParseInt(f[0], 10, 64)
+	n, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err := errors.Join(err1, err2); err != nil || ns < 0 || n < 0 {
+		return 0, 0, fmt.Errorf("procfs: bad schedstat line %q", line)
+	}
+	return time.Duration(ns), n, nil
 }

@@ -36,3 +36,36 @@ func TestParseStatusRSS(t *testing.T) {
 		t.Errorf("Mem(self) = %v, %v, %v", rss, hwm, err)
 	}
 }
+
+func TestParseSchedstat(t *testing.T) {
+	tests := []struct {
+		line    string
+		cpu     time.Duration
+		runs    int64
+		wantErr bool
+	}{
+		{"3134920 508924 2\n", 3134920, 2, false},
+		{"0 0 0", 0, 0, false},
+		{"1 2", 0, 0, true},
+		{"x 2 3", 0, 0, true},
+		{"1 2 -3", 0, 0, true},
+	}
+	for _, tt := range tests {
+		cpu, runs, err := parseSchedstat(tt.line)
+		if (err != nil) != tt.wantErr || cpu != tt.cpu || runs != tt.runs {
+			t.Errorf("parseSchedstat(%q) = %v, %d, %v; want %v, %d, error %v", tt.line, cpu, runs, err, tt.cpu, tt.runs, tt.wantErr)
+		}
+	}
+}
+
+// TestSched reads this process: it has run, at least once, on at least
+// one thread.
+func TestSched(t *testing.T) {
+	cpu, runs, err := Sched(os.Getpid())
+	if err != nil {
+		t.Skipf("no schedstat here: %v", err)
+	}
+	if cpu <= 0 || runs <= 0 {
+		t.Errorf("Sched(self) = %v, %d; want both positive", cpu, runs)
+	}
+}

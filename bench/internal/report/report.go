@@ -34,6 +34,10 @@ type Settings struct {
 	Quick    bool     `json:"quick"`         // a smoke run; numbers mean little
 	YRPC     bool     `json:"yrpc_included"` // built with the "yrpc" tag
 	Versions []string `json:"versions"`      // label of every implementation
+	// IdleSeconds is how long each measurement's processes were kept
+	// idle after their calls for ClientIdleCPU and ServerIdleCPU; 0: not
+	// measured.
+	IdleSeconds float64 `json:"idle_seconds,omitempty"`
 	// Curves holds the settings of a cost-curve run ("bench curves"); nil
 	// for the side-by-side run.
 	Curves []Sweep `json:"curves,omitempty"`
@@ -105,6 +109,15 @@ type Result struct {
 	// (warm-up and counted calls; on all its listeners); 0 when unknown
 	// (a bench binary of an older build).
 	ServerConns int `json:"server_conns,omitempty"`
+	// ClientIdleCPU and ServerIdleCPU are the CPU each process used while
+	// idle and connected after the counted calls ("bench run -idle"), as
+	// a per cent of one core, and ClientIdleWakeups and ServerIdleWakeups
+	// how many times per second its threads were put on a CPU meanwhile;
+	// 0 when not measured.
+	ClientIdleCPU     float64 `json:"client_idle_cpu_pct,omitempty"`
+	ServerIdleCPU     float64 `json:"server_idle_cpu_pct,omitempty"`
+	ClientIdleWakeups float64 `json:"client_idle_wakeups_per_sec,omitempty"`
+	ServerIdleWakeups float64 `json:"server_idle_wakeups_per_sec,omitempty"`
 }
 
 // X returns the value that r's sweep varies (its size, connections or
@@ -211,6 +224,10 @@ func Summarize(results []Result, impls []string) []Result {
 		s.ServerRSS = med(func(r Result) float64 { return r.ServerRSS })
 		s.ServerPeakRSS = med(func(r Result) float64 { return r.ServerPeakRSS })
 		s.ServerConns = int(med(func(r Result) float64 { return float64(r.ServerConns) }))
+		s.ClientIdleCPU = med(func(r Result) float64 { return r.ClientIdleCPU })
+		s.ServerIdleCPU = med(func(r Result) float64 { return r.ServerIdleCPU })
+		s.ClientIdleWakeups = med(func(r Result) float64 { return r.ClientIdleWakeups })
+		s.ServerIdleWakeups = med(func(r Result) float64 { return r.ServerIdleWakeups })
 		for _, r := range g {
 			s.Errors += r.Errors
 			if s.FirstError == "" {

@@ -175,6 +175,48 @@ func TestWriters(t *testing.T) {
 	}
 }
 
+// TestIdleTable checks that a run with -idle summarizes each process's
+// idle CPU (the median over repeats) and writes the idle table, and that
+// a run without it writes none.
+func TestIdleTable(t *testing.T) {
+	f := sample()
+	for i := range f.Results {
+		r := &f.Results[i]
+		r.ClientIdleCPU, r.ServerIdleCPU = float64(r.Repeat)/8, float64(r.Repeat)/4 // exact in binary
+		r.ClientIdleWakeups, r.ServerIdleWakeups = 10*float64(r.Repeat), 20*float64(r.Repeat)
+	}
+	f.Summary = Summarize(f.Results, f.Settings.Impls)
+	if y := f.Summary[0]; y.ClientIdleCPU != 0.1875 || y.ServerIdleCPU != 0.375 || y.ClientIdleWakeups != 15 || y.ServerIdleWakeups != 30 {
+		t.Errorf("yrpc c=1 idle = %+v; want the medians 0.1875 %%, 0.375 %%, 15/s, 30/s", y)
+	}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "idle CPU") {
+		t.Errorf("markdown without -idle has an idle table:\n%s", b.String())
+	}
+	f.Settings.IdleSeconds = 10
+	for _, tt := range []struct {
+		name  string
+		write func(io.Writer, *File) error
+		want  []string
+	}{
+		{"markdown", WriteMarkdown, []string{"connected and idle for 10s", "schedstat", "| impl | c | cli idle CPU % | srv idle CPU % | cli wake-ups/s | srv wake-ups/s |", "| yrpc | 64 | 0.188 | 0.375 | 15.0 | 30.0 |"}},
+		{"table", WriteTable, []string{"cli idle CPU %", "srv wake-ups/s", "0.188", "30.0"}},
+	} {
+		b.Reset()
+		if err := tt.write(&b, f); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: output lacks %q:\n%s", tt.name, w, b.String())
+			}
+		}
+	}
+}
+
 // TestSVGWellFormed decodes the chart as XML, for full and empty results.
 func TestSVGWellFormed(t *testing.T) {
 	for _, f := range []*File{sample(), {}} {

@@ -33,6 +33,16 @@ func cells(r Result, rows []Result) []string {
 	}
 }
 
+// idleColumns are the columns of the idle table ("bench run -idle").
+var idleColumns = []string{"impl", "c", "cli idle CPU %", "srv idle CPU %", "cli wake-ups/s", "srv wake-ups/s"}
+
+// idleCells renders r for the idle table.
+func idleCells(r Result) []string {
+	pct := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	rate := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+	return []string{r.Impl, strconv.Itoa(r.C), pct(r.ClientIdleCPU), pct(r.ServerIdleCPU), rate(r.ClientIdleWakeups), rate(r.ServerIdleWakeups)}
+}
+
 // IsYRPC reports whether impl is a build of yrpc (yrpc, yrpc-tls,
 // yrpc-lz4, or one of them from another binary, NAME@BINARY): the rows
 // that are not peers.
@@ -99,6 +109,10 @@ func Header(f *File) []string {
 	if s.Quick {
 		lines = append(lines, "QUICK smoke run: too few calls for the figures to mean anything")
 	}
+	if s.IdleSeconds > 0 {
+		lines = append(lines, fmt.Sprintf("idle: after each measurement's calls both processes stayed connected and idle for %gs (after 1s to settle, or less for a shorter window); the idle table gives the CPU each used meanwhile, as a per cent of one core, and how many times per second its threads were put on a CPU (/proc/PID/task/*/schedstat)",
+			s.IdleSeconds))
+	}
 	return lines
 }
 
@@ -119,6 +133,13 @@ func WriteTable(w io.Writer, f *File) error {
 		prevC = r.C
 		fmt.Fprintln(tw, strings.Join(cells(r, f.Summary), "\t")+"\t")
 	}
+	if f.Settings.IdleSeconds > 0 {
+		fmt.Fprintln(tw, strings.Repeat("\t", len(columns)))
+		fmt.Fprintln(tw, strings.Join(idleColumns, "\t")+"\t")
+		for _, r := range f.Summary {
+			fmt.Fprintln(tw, strings.Join(idleCells(r), "\t")+"\t")
+		}
+	}
 	return tw.Flush()
 }
 
@@ -133,6 +154,13 @@ func WriteMarkdown(w io.Writer, f *File) error {
 	b.WriteString("|" + strings.Repeat("---|", len(columns)) + "\n")
 	for _, r := range f.Summary {
 		b.WriteString("| " + strings.Join(cells(r, f.Summary), " | ") + " |\n")
+	}
+	if f.Settings.IdleSeconds > 0 {
+		b.WriteString("\n| " + strings.Join(idleColumns, " | ") + " |\n")
+		b.WriteString("|" + strings.Repeat("---|", len(idleColumns)) + "\n")
+		for _, r := range f.Summary {
+			b.WriteString("| " + strings.Join(idleCells(r), " | ") + " |\n")
+		}
 	}
 	b.WriteString("\n")
 	for _, l := range Compare(f.Summary) {

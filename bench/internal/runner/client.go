@@ -74,11 +74,11 @@ func Client(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 	// it before "ready": the runner reads this process's CPU time from
 	// then on, which is to count the calls' work only.
 	runtime.GC()
+	sc := bufio.NewScanner(stdin)
 	if *wait {
 		if err := say(stdout, "ready"); err != nil {
 			return err
 		}
-		sc := bufio.NewScanner(stdin)
 		if !sc.Scan() || strings.TrimSpace(sc.Text()) != "go" {
 			return fmt.Errorf("runner: %s client: want %q on stdin", im.Name, "go")
 		}
@@ -116,7 +116,14 @@ func Client(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 	if err != nil {
 		return err
 	}
-	return say(stdout, "result %s", js)
+	if err := say(stdout, "result %s", js); err != nil || !*wait {
+		return err
+	}
+	// Stay connected, idle, until the runner says quit or closes stdin:
+	// it may be measuring what an idle client costs (bench run -idle).
+	for sc.Scan() && strings.TrimSpace(sc.Text()) != "quit" {
+	}
+	return sc.Err()
 }
 
 // dial connects conns clients of im to addr for o.C workers between them

@@ -145,6 +145,11 @@ func measureInto(ctx context.Context, cfg *measureConfig, e entry, pt point, r *
 	}
 	r.Errors = cr.Errors
 	r.FirstError = cr.FirstError
+	if cfg.idle > 0 {
+		if err := measureIdle(ctx, cfg.idle, srv, cli, r); err != nil {
+			return err
+		}
+	}
 	if err := cli.stop(ctx); err != nil {
 		return fmt.Errorf("runner: client: %w", err)
 	}
@@ -152,6 +157,53 @@ func measureInto(ctx context.Context, cfg *measureConfig, e entry, pt point, r *
 		return fmt.Errorf("runner: server: %w", err)
 	}
 	return nil
+}
+
+// idleSettle is how long measureIdle lets the processes settle after
+// their counted calls before it reads their CPU time (no longer than the
+// idle window it measures): the last answers' garbage is collected and
+// the timers that a connection arms while busy (the client's idle read
+// watch, the server's stall watchdog: a few milliseconds each) have run
+// out.
+const idleSettle = time.Second
+
+// measureIdle keeps the server and the client, which keeps its
+// connections open until it is stopped, idle for d after idleSettle, and
+// records the CPU each used meanwhile, as a per cent of one core, and how
+// often its threads woke, per second (from schedstat: nanoseconds, not
+// the clock ticks of the CPU per call). Left zero where /proc does not
+// tell.
+func measureIdle(ctx context.Context, d time.Duration, srv, cli *proc, r *report.Result) error {
+	if err := sleepCtx(ctx, min(idleSettle, d)); err != nil {
+		return err
+	}
+	sc0, sn0, sok0 := srv.sched()
+	cc0, cn0, cok0 := cli.sched()
+	if err := sleepCtx(ctx, d); err != nil {
+		return err
+	}
+	sc1, sn1, sok1 := srv.sched()
+	cc1, cn1, cok1 := cli.sched()
+	if !sok0 || !sok1 || !cok0 || !cok1 {
+		return nil
+	}
+	pct := func(t time.Duration) float64 { return 100 * float64(t) / float64(d) }
+	perSec := func(n int64) float64 { return float64(n) / d.Seconds() }
+	r.ServerIdleCPU, r.ClientIdleCPU = pct(sc1-sc0), pct(cc1-cc0)
+	r.ServerIdleWakeups, r.ClientIdleWakeups = perSec(sn1-sn0), perSec(cn1-cn0)
+	return nil
+}
+
+// sleepCtx waits d, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // say0 writes a bare command line to a child's stdin.

@@ -18,6 +18,14 @@ func (p *proc) cpu() time.Duration {
 	return d
 }
 
+// sched returns the CPU time of the process's threads in nanoseconds and
+// how many times they were put on a CPU, from /proc/PID/task/*/schedstat;
+// ok is false when they cannot be read.
+func (p *proc) sched() (cpu time.Duration, runs int64, ok bool) {
+	cpu, runs, err := procfs.Sched(p.cmd.Process.Pid)
+	return cpu, runs, err == nil
+}
+
 // rss returns the process's resident set (VmRSS) and its peak (VmHWM) in
 // MiB, read from /proc, or zeros when they cannot be read.
 func (p *proc) rss() (now, peak float64) {

@@ -42,6 +42,10 @@ type measureConfig struct {
 	// timeline is a directory for the processes' timelines (bench tail),
 	// or "" for none.
 	timeline string
+	// idle is how long each measurement keeps both processes idle after
+	// its counted calls, connected, to read what they burn doing nothing
+	// (after idleSettle or d, the shorter); 0: not measured.
+	idle time.Duration
 }
 
 func parseRun(args []string) (*runConfig, error) {
@@ -58,11 +62,12 @@ func parseRun(args []string) (*runConfig, error) {
 	timeout := fs.Duration("timeout", 5*time.Minute, "limit for one measurement")
 	quick := fs.Bool("quick", false, "smoke run: 1,000 calls at c=1, 3,000 otherwise, one repeat, output in OUT/quick")
 	timelineDir := fs.String("timeline", "", "directory for a timeline of each measurement's processes (bench tail reads them): every call's start and latency, every collection's end")
+	idle := fs.Duration("idle", 0, "after each measurement's calls, keep both processes idle and connected this long (after up to 1s to settle) and report the CPU each used, as a per cent of one core, and its wake-ups per second; 0: not measured")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	cfg := &runConfig{calls1: *calls1, calls: *calls, repeats: *repeats, out: *out, bin: *bin, quick: *quick,
-		measureConfig: measureConfig{warmup: *warmup, procs: *procs, timeout: *timeout, timeline: *timelineDir}}
+		measureConfig: measureConfig{warmup: *warmup, procs: *procs, timeout: *timeout, timeline: *timelineDir, idle: *idle}}
 	if cfg.quick {
 		cfg.calls1, cfg.calls, cfg.repeats = 1000, 3000, 1
 		// A smoke run does not overwrite the results of a full one.
@@ -89,6 +94,8 @@ func parseRun(args []string) (*runConfig, error) {
 		return nil, errors.New("runner: -n1, -n, -repeats and -procs must be positive")
 	case cfg.warmup < 0:
 		return nil, errors.New("runner: -warmup must not be negative")
+	case cfg.idle < 0:
+		return nil, errors.New("runner: -idle must not be negative")
 	}
 	return cfg, nil
 }
@@ -205,6 +212,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Settings: report.Settings{
 			Conc: cfg.conc, Calls1: cfg.calls1, Calls: cfg.calls, Warmup: cfg.warmup,
 			Repeats: cfg.repeats, Procs: cfg.procs, Quick: cfg.quick, YRPC: impl.Has(report.YRPC),
+			IdleSeconds: cfg.idle.Seconds(),
 		},
 	}
 	var order []string

@@ -64,6 +64,8 @@ func TestParseRun(t *testing.T) {
 		{[]string{"-c", "x"}, true, nil},
 		{[]string{"-n", "0"}, true, nil},
 		{[]string{"-warmup", "-1"}, true, nil},
+		{[]string{"-idle", "10s"}, false, func(c *runConfig) bool { return c.idle == 10*time.Second }},
+		{[]string{"-idle", "-1s"}, true, nil},
 	}
 	for _, tt := range tests {
 		cfg, err := parseRun(tt.args)
@@ -161,6 +163,63 @@ func TestServerClient(t *testing.T) {
 	}
 }
 
+// TestClientStaysUntilQuit checks that a client run by the runner (-wait)
+// keeps its connection after its result until it is told to quit, so that
+// "bench run -idle" measures a connected idle client: it still reads its
+// stdin after the result.
+func TestClientStaysUntilQuit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sIn, sInW := io.Pipe()
+	sOutR, sOut := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- Server(ctx, []string{"-impl", "netrpc"}, sIn, sOut)
+		sOut.Close()
+	}()
+	addr, err := expect(ctx, lines(sOutR, io.Discard), "server", "addr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cIn, cInW := io.Pipe()
+	cOutR, cOut := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Client(ctx, []string{"-impl", "netrpc", "-addr", addr, "-c", "2", "-n", "20"}, cIn, cOut)
+		cOut.Close()
+	}()
+	out := lines(cOutR, io.Discard)
+	say := func(line string) {
+		t.Helper()
+		wrote := make(chan error, 1)
+		go func() { _, err := io.WriteString(cInW, line+"\n"); wrote <- err }()
+		select {
+		case err := <-wrote:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-ctx.Done():
+			t.Fatalf("the client did not read %q", line)
+		}
+	}
+	if _, err := expect(ctx, out, "client", "ready"); err != nil {
+		t.Fatal(err)
+	}
+	say("go")
+	if _, err := expect(ctx, out, "client", "result"); err != nil {
+		t.Fatal(err)
+	}
+	say("mem") // not quit: read, and the client goes on waiting
+	say("quit")
+	if err := <-done; err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	sInW.Close()
+	if err := <-served; err != nil {
+		t.Fatalf("server: %v", err)
+	}
+}
+
 // TestRun runs "bench run" end to end with this test binary as the server
 // and client processes, a TLS implementation among them (with the
 // certificates the run makes).
@@ -176,7 +235,7 @@ func TestRun(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr strings.Builder
 	args := []string{"-bin", exe, "-impls", "tcp-pingpong,netrpc,grpc-tls", "-c", "1,4", "-n1", "40", "-n", "80",
-		"-repeats", "2", "-out", dir, "-timeout", "1m"}
+		"-repeats", "2", "-out", dir, "-timeout", "1m", "-idle", "1ms"}
 	if err := Run(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
 	}
@@ -209,7 +268,10 @@ func TestRun(t *testing.T) {
 	if !found {
 		t.Errorf("table lacks netrpc:\n%s", stdout.String())
 	}
-	for _, want := range []string{"the -tls rows run over mutual TLS 1.3", "c=4: yrpc-tls not measured; best TLS peer grpc-tls"} {
+	if f.Settings.IdleSeconds != 0.001 {
+		t.Errorf("idle seconds = %v, want 0.001", f.Settings.IdleSeconds)
+	}
+	for _, want := range []string{"the -tls rows run over mutual TLS 1.3", "c=4: yrpc-tls not measured; best TLS peer grpc-tls", "cli idle CPU %"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
 		}
