@@ -119,29 +119,38 @@ func TestParseMem(t *testing.T) {
 	}
 }
 
-// TestServerClient runs both subcommands in this process over pipes.
-func TestServerClient(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+// serve runs "bench server -impl name" in this process over pipes until
+// ctx ends or its stdin is closed; it returns the server's address, its
+// stdin, its output lines and its result.
+func serve(ctx context.Context, t *testing.T, name string) (addr string, in io.WriteCloser, out <-chan string, served <-chan error) {
+	t.Helper()
 	sIn, sInW := io.Pipe()
 	sOutR, sOut := io.Pipe()
-	served := make(chan error, 1)
+	done := make(chan error, 1)
 	go func() {
-		served <- Server(ctx, []string{"-impl", "tcp-pingpong"}, sIn, sOut)
+		done <- Server(ctx, []string{"-impl", name}, sIn, sOut)
 		sOut.Close()
 	}()
-	out := lines(sOutR, io.Discard)
+	out = lines(sOutR, io.Discard)
 	addr, err := expect(ctx, out, "server", "addr")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return addr, sInW, out, done
+}
+
+// TestServerClient runs both subcommands in this process over pipes.
+func TestServerClient(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	addr, sInW, out, served := serve(ctx, t, "tcp-pingpong")
 	io.WriteString(sInW, "mem\n")
 	if _, err := expect(ctx, out, "server", "mem"); err != nil {
 		t.Fatal(err)
 	}
 
 	var cliOut strings.Builder
-	err = Client(ctx, []string{"-impl", "tcp-pingpong", "-addr", addr, "-c", "3", "-n", "30", "-warmup", "3", "-wait=false"},
+	err := Client(ctx, []string{"-impl", "tcp-pingpong", "-addr", addr, "-c", "3", "-n", "30", "-warmup", "3", "-wait=false"},
 		strings.NewReader(""), &cliOut)
 	if err != nil {
 		t.Fatal(err)
@@ -170,17 +179,7 @@ func TestServerClient(t *testing.T) {
 func TestClientStaysUntilQuit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	sIn, sInW := io.Pipe()
-	sOutR, sOut := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- Server(ctx, []string{"-impl", "netrpc"}, sIn, sOut)
-		sOut.Close()
-	}()
-	addr, err := expect(ctx, lines(sOutR, io.Discard), "server", "addr")
-	if err != nil {
-		t.Fatal(err)
-	}
+	addr, sInW, _, served := serve(ctx, t, "netrpc")
 	cIn, cInW := io.Pipe()
 	cOutR, cOut := io.Pipe()
 	done := make(chan error, 1)
