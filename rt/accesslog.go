@@ -45,7 +45,9 @@ func logServerCall(ctx context.Context, l *slog.Logger, info *CallInfo, c Code, 
 
 // ClientAccessLog returns a client interceptor that logs one line per call
 // to l at Info level: method, code and latency (retries and hedges
-// included). Give it with WithClientInterceptors.
+// included). Give it with WithClientInterceptors. The line names no
+// provider, as the call may have tried several; an Observer sees each
+// attempt with its provider's address (see Example_attemptLog).
 func ClientAccessLog(l *slog.Logger) ClientInterceptor {
 	return func(ctx context.Context, info *CallInfo, req, resp Message, next InvokeFunc) error {
 		start := time.Now()
