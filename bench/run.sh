@@ -6,6 +6,7 @@
 #	./run.sh -quick                   # smoke run, ~7 s, output in results/quick
 #	./run.sh -impls yrpc,grpc -c 64   # some peers, one concurrency
 #	./run.sh -repeats 3 -out /tmp/r   # more repeats, results elsewhere
+#	./run.sh -c 1,256 -idle 10s       # and each process's CPU while connected and idle, 11 s more per measurement
 #	./run.sh curves                   # the cost curves instead (bench curves), 10-25 minutes
 #	./run.sh streams                  # issue 14: yrpc, gRPC-Go and drpc streams, results/streams
 #	./run.sh grpcserver               # issue 15: gRPC-Go's client on both servers, results/grpcserver
