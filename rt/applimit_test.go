@@ -40,29 +40,12 @@ func TestPerAppLimitKeysOnIdentity(t *testing.T) {
 			[]rt.ServerOption{rt.WithAuthenticator(rt.BearerTokens(map[string]string{"token-of-A": "A", "token-of-B": "B"}))}, token},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := registry.NewMemory()
-			t.Cleanup(func() { reg.Close() })
-			if err := reg.UpdateConfig(context.Background(), registry.Key{Service: testDesc.Name}, func(c *registry.Config) error {
-				c.RateLimit = &registry.RateLimit{Rate: 1, Burst: 2, PerApp: true}
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
+			reg := perAppLimit(t, testDesc.Name)
 			// The clock never moves: a drained bucket stays drained.
 			e := newTLSEnv(t, tc.cfg, append(tc.opts, rt.WithRegistry(reg.Conn()), rt.WithClock(newFakeClock()))...)
 			ctx := ctxT(t)
 			a := e.client(append(tc.as("A"), rt.WithApp("a"))...)
-			// The server learns the limit through its watch: call until
-			// it bites.
-			for i := 0; ; i++ {
-				_, err := call(ctx, a, &testDesc, 0, "x")
-				if rt.CodeOf(err) == rt.ResourceExhausted {
-					break
-				}
-				if err != nil || i > 10_000 {
-					t.Fatalf("call %d before the limit bit: %v", i, err)
-				}
-			}
+			untilLimited(t, "call", func() error { _, err := call(ctx, a, &testDesc, 0, "x"); return err })
 			ran := e.impl.calls.Load()
 			for _, app := range []string{"b", "c", "d", ""} {
 				var md rt.MD
@@ -89,14 +72,7 @@ func TestPerAppLimitKeysOnIdentity(t *testing.T) {
 // Streams too: with an Authenticator, a per-app limit counts the streams
 // an identity opens in its bucket whatever app it claims.
 func TestPerAppStreamLimitKeysOnPrincipal(t *testing.T) {
-	reg := registry.NewMemory()
-	t.Cleanup(func() { reg.Close() })
-	if err := reg.UpdateConfig(context.Background(), registry.Key{Service: feedDesc.Name}, func(c *registry.Config) error {
-		c.RateLimit = &registry.RateLimit{Rate: 1, Burst: 2, PerApp: true}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	reg := perAppLimit(t, feedDesc.Name)
 	auth := rt.WithAuthenticator(rt.BearerTokens(map[string]string{"token-of-A": "A", "token-of-B": "B"}))
 	e := newEnvWith(t, func(s *rt.Server) { s.RegisterService(&feedDesc, newFeedImpl()) },
 		[]rt.ServerOption{auth, rt.WithRegistry(reg.Conn()), rt.WithClock(newFakeClock())})
@@ -125,15 +101,7 @@ func TestPerAppStreamLimitKeysOnPrincipal(t *testing.T) {
 		}
 		return nil
 	}
-	for i := 0; ; i++ {
-		err := open("A", "a")
-		if rt.CodeOf(err) == rt.ResourceExhausted {
-			break
-		}
-		if err != nil || i > 10_000 {
-			t.Fatalf("stream %d before the limit bit: %v", i, err)
-		}
-	}
+	untilLimited(t, "stream", func() error { return open("A", "a") })
 	for _, app := range []string{"b", "c"} {
 		if err := open("A", app); rt.CodeOf(err) != rt.ResourceExhausted {
 			t.Errorf("identity A claiming app %q: %v, want ResourceExhausted", app, err)
@@ -141,5 +109,36 @@ func TestPerAppStreamLimitKeysOnPrincipal(t *testing.T) {
 	}
 	if err := open("B", "a"); err != nil {
 		t.Errorf("identity B claiming A's app: %v, want its own bucket", err)
+	}
+}
+
+// perAppLimit returns a registry that sets service a per-app rate limit
+// of 1 call a second, 2 at once.
+func perAppLimit(t *testing.T, service string) *registry.Memory {
+	t.Helper()
+	reg := registry.NewMemory()
+	t.Cleanup(func() { reg.Close() })
+	if err := reg.UpdateConfig(context.Background(), registry.Key{Service: service}, func(c *registry.Config) error {
+		c.RateLimit = &registry.RateLimit{Rate: 1, Burst: 2, PerApp: true}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// untilLimited calls try until it fails with ResourceExhausted: the server
+// learns a limit through its registry watch, so the first calls may run.
+// Any other error, or 10,000 calls served, fails t.
+func untilLimited(t *testing.T, what string, try func() error) {
+	t.Helper()
+	for i := 0; ; i++ {
+		err := try()
+		if rt.CodeOf(err) == rt.ResourceExhausted {
+			return
+		}
+		if err != nil || i > 10_000 {
+			t.Fatalf("%s %d before the limit bit: %v", what, i, err)
+		}
 	}
 }
