@@ -129,3 +129,42 @@ func parseSchedstat(line string) (time.Duration, int64, error) {
 	}
 	return time.Duration(ns), n, nil
 }
+
+// IO returns how many read and write system calls process pid has made
+// so far (the syscr and syscw lines of /proc/PID/io: read, readv, recvfrom,
+// recvmsg and their kin; write, writev, sendto, sendmsg and theirs).
+// Reading another process's file needs the right to trace it (the same
+// user, as for the bench's own children).
+func IO(pid int) (reads, writes int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	return parseIO(string(b))
+}
+
+// parseIO reads the syscr and syscw lines ("syscr: 10") of a /proc/PID/io
+// file.
+func parseIO(io string) (reads, writes int64, err error) {
+	found := 0
+	for _, line := range strings.Split(io, "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok || key != "syscr" && key != "syscw" {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+		if err != nil || n < 0 {
+			return 0, 0, fmt.Errorf("procfs: bad /proc io line %q", line)
+		}
+		if key == "syscr" {
+			reads = n
+		} else {
+			writes = n
+		}
+		found++
+	}
+	if found != 2 {
+		return 0, 0, fmt.Errorf("procfs: /proc io without syscr and syscw")
+	}
+	return reads, writes, nil
+}

@@ -69,3 +69,51 @@ func TestSched(t *testing.T) {
 		t.Errorf("Sched(self) = %v, %d; want both positive", cpu, runs)
 	}
 }
+
+func TestParseIO(t *testing.T) {
+	tests := []struct {
+		file          string
+		reads, writes int64
+		wantErr       bool
+	}{
+		{"rchar: 6976\nwchar: 0\nsyscr: 10\nsyscw: 3\nread_bytes: 0\n", 10, 3, false},
+		{"syscw: 0\nsyscr: 0", 0, 0, false},
+		{"syscr: 10\n", 0, 0, true},
+		{"syscr: x\nsyscw: 1\n", 0, 0, true},
+		{"syscr: -1\nsyscw: 1\n", 0, 0, true},
+		{"", 0, 0, true},
+	}
+	for _, tt := range tests {
+		r, w, err := parseIO(tt.file)
+		if (err != nil) != tt.wantErr || r != tt.reads || w != tt.writes {
+			t.Errorf("parseIO(%q) = %d, %d, %v; want %d, %d, error %v", tt.file, r, w, err, tt.reads, tt.writes, tt.wantErr)
+		}
+	}
+}
+
+// TestIO reads this process's counts around a read and a write of its
+// own: each grows by at least one.
+func TestIO(t *testing.T) {
+	r0, w0, err := IO(os.Getpid())
+	if err != nil {
+		t.Skipf("no /proc/PID/io here: %v", err)
+	}
+	f, err := os.CreateTemp(t.TempDir(), "io")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ReadAt(make([]byte, 1), 0); err != nil {
+		t.Fatal(err)
+	}
+	r1, w1, err := IO(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r1 <= r0 || w1 <= w0 {
+		t.Errorf("IO(self): reads %d -> %d, writes %d -> %d; want both to grow", r0, r1, w0, w1)
+	}
+}

@@ -87,10 +87,20 @@ type Result struct {
 	ServerBytes  float64 `json:"server_bytes_per_call"`
 	// ClientCPU and ServerCPU are each process's CPU time (user + system,
 	// from /proc) over the counted calls, in µs per call; 0 when unknown.
-	ClientCPU  float64 `json:"client_cpu_us_per_call"`
-	ServerCPU  float64 `json:"server_cpu_us_per_call"`
-	Errors     int     `json:"errors"`
-	FirstError string  `json:"first_error,omitempty"`
+	ClientCPU float64 `json:"client_cpu_us_per_call"`
+	ServerCPU float64 `json:"server_cpu_us_per_call"`
+	// ClientWakeups and ServerWakeups are how many times each process's
+	// threads were put on a CPU over the counted calls
+	// (/proc/PID/task/*/schedstat), and ClientSyscalls and
+	// ServerSyscalls how many read and write system calls it made
+	// (/proc/PID/io: sockets, and the runtime's own, such as its eventfd),
+	// per call; 0 when unknown.
+	ClientWakeups  float64 `json:"client_wakeups_per_call,omitempty"`
+	ServerWakeups  float64 `json:"server_wakeups_per_call,omitempty"`
+	ClientSyscalls float64 `json:"client_syscalls_per_call,omitempty"`
+	ServerSyscalls float64 `json:"server_syscalls_per_call,omitempty"`
+	Errors         int     `json:"errors"`
+	FirstError     string  `json:"first_error,omitempty"`
 	// Sweep names the cost curve of a "bench curves" point (SweepSize,
 	// SweepFanIn, SweepProviders); "" in the side-by-side run. Size,
 	// Conns and Providers are the point's request bytes (0: the
@@ -221,6 +231,10 @@ func Summarize(results []Result, impls []string) []Result {
 		s.ServerBytes = med(func(r Result) float64 { return r.ServerBytes })
 		s.ClientCPU = med(func(r Result) float64 { return r.ClientCPU })
 		s.ServerCPU = med(func(r Result) float64 { return r.ServerCPU })
+		s.ClientWakeups = med(func(r Result) float64 { return r.ClientWakeups })
+		s.ServerWakeups = med(func(r Result) float64 { return r.ServerWakeups })
+		s.ClientSyscalls = med(func(r Result) float64 { return r.ClientSyscalls })
+		s.ServerSyscalls = med(func(r Result) float64 { return r.ServerSyscalls })
 		s.ServerRSS = med(func(r Result) float64 { return r.ServerRSS })
 		s.ServerPeakRSS = med(func(r Result) float64 { return r.ServerPeakRSS })
 		s.ServerConns = int(med(func(r Result) float64 { return float64(r.ServerConns) }))

@@ -197,15 +197,24 @@ func TestIdleTable(t *testing.T) {
 		t.Errorf("markdown without -idle has an idle table:\n%s", b.String())
 	}
 	f.Settings.IdleSeconds = 10
+	wantOutputs(t, f,
+		[]string{"connected and idle for 10s", "schedstat", "| impl | c | cli idle CPU % | srv idle CPU % | cli wake-ups/s | srv wake-ups/s |", "| yrpc | 64 | 0.188 | 0.375 | 15.0 | 30.0 |"},
+		[]string{"cli idle CPU %", "srv wake-ups/s", "0.188", "30.0"})
+}
+
+// wantOutputs writes f as markdown and as a text table and checks that
+// each holds every string of its list.
+func wantOutputs(t *testing.T, f *File, markdown, table []string) {
+	t.Helper()
 	for _, tt := range []struct {
 		name  string
 		write func(io.Writer, *File) error
 		want  []string
 	}{
-		{"markdown", WriteMarkdown, []string{"connected and idle for 10s", "schedstat", "| impl | c | cli idle CPU % | srv idle CPU % | cli wake-ups/s | srv wake-ups/s |", "| yrpc | 64 | 0.188 | 0.375 | 15.0 | 30.0 |"}},
-		{"table", WriteTable, []string{"cli idle CPU %", "srv wake-ups/s", "0.188", "30.0"}},
+		{"markdown", WriteMarkdown, markdown},
+		{"table", WriteTable, table},
 	} {
-		b.Reset()
+		var b bytes.Buffer
 		if err := tt.write(&b, f); err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -215,6 +224,31 @@ func TestIdleTable(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestOpsTable: the wake-ups and system calls per call are medians over
+// the repeats, and get a table of their own once measured.
+func TestOpsTable(t *testing.T) {
+	f := sample()
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "wake-ups/call") {
+		t.Errorf("markdown without wake-ups measured has their table:\n%s", b.String())
+	}
+	for i := range f.Results {
+		r := &f.Results[i]
+		r.ClientWakeups, r.ServerWakeups = float64(r.Repeat)/8, float64(r.Repeat)/4 // exact in binary
+		r.ClientSyscalls, r.ServerSyscalls = float64(r.Repeat)/2, float64(r.Repeat)
+	}
+	f.Summary = Summarize(f.Results, f.Settings.Impls)
+	if y := f.Summary[0]; y.ClientWakeups != 0.1875 || y.ServerWakeups != 0.375 || y.ClientSyscalls != 0.75 || y.ServerSyscalls != 1.5 {
+		t.Errorf("yrpc c=1 = %+v; want the medians 0.1875, 0.375, 0.75, 1.5", y)
+	}
+	wantOutputs(t, f,
+		[]string{"/proc/PID/io syscr + syscw", "| impl | c | cli wake-ups/call | srv wake-ups/call | cli read+write syscalls/call | srv read+write syscalls/call |", "| yrpc | 64 | 0.188 | 0.375 | 0.750 | 1.500 |"},
+		[]string{"cli wake-ups/call", "srv read+write syscalls/call", "0.188", "1.500"})
 }
 
 // TestSVGWellFormed decodes the chart as XML, for full and empty results.

@@ -43,6 +43,44 @@ func idleCells(r Result) []string {
 	return []string{r.Impl, strconv.Itoa(r.C), pct(r.ClientIdleCPU), pct(r.ServerIdleCPU), rate(r.ClientIdleWakeups), rate(r.ServerIdleWakeups)}
 }
 
+// opsColumns are the columns of the table of wake-ups and system calls
+// per call, shown when they were measured.
+var opsColumns = []string{"impl", "c", "cli wake-ups/call", "srv wake-ups/call", "cli read+write syscalls/call", "srv read+write syscalls/call"}
+
+// opsCells renders r for the table of wake-ups and system calls.
+func opsCells(r Result) []string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	return []string{r.Impl, strconv.Itoa(r.C), f(r.ClientWakeups), f(r.ServerWakeups), f(r.ClientSyscalls), f(r.ServerSyscalls)}
+}
+
+// hasOps reports whether any row of rows has wake-ups or system calls
+// measured (none are on a system without /proc).
+func hasOps(rows []Result) bool {
+	return slices.ContainsFunc(rows, func(r Result) bool {
+		return r.ClientWakeups > 0 || r.ServerWakeups > 0 || r.ClientSyscalls > 0 || r.ServerSyscalls > 0
+	})
+}
+
+// extra is a table printed under the main one.
+type extra struct {
+	columns []string
+	cells   func(Result) []string
+}
+
+// extras returns the tables that follow the main one in f's output:
+// wake-ups and system calls per call when they were measured, the idle
+// figures with -idle.
+func extras(f *File) []extra {
+	var ts []extra
+	if hasOps(f.Summary) {
+		ts = append(ts, extra{opsColumns, opsCells})
+	}
+	if f.Settings.IdleSeconds > 0 {
+		ts = append(ts, extra{idleColumns, idleCells})
+	}
+	return ts
+}
+
 // IsYRPC reports whether impl is a build of yrpc (yrpc, yrpc-tls,
 // yrpc-lz4, or one of them from another binary, NAME@BINARY): the rows
 // that are not peers.
@@ -109,6 +147,9 @@ func Header(f *File) []string {
 	if s.Quick {
 		lines = append(lines, "QUICK smoke run: too few calls for the figures to mean anything")
 	}
+	if hasOps(f.Summary) {
+		lines = append(lines, "wake-ups and system calls: the second table gives, per counted call, how many times each process's threads were put on a CPU (/proc/PID/task/*/schedstat) and how many read and write system calls it made (/proc/PID/io syscr + syscw)")
+	}
 	if s.IdleSeconds > 0 {
 		lines = append(lines, fmt.Sprintf("idle: after each measurement's calls both processes stayed connected and idle for %gs (after 1s to settle, or less for a shorter window); the idle table gives the CPU each used meanwhile, as a per cent of one core, and how many times per second its threads were put on a CPU (/proc/PID/task/*/schedstat)",
 			s.IdleSeconds))
@@ -133,14 +174,21 @@ func WriteTable(w io.Writer, f *File) error {
 		prevC = r.C
 		fmt.Fprintln(tw, strings.Join(cells(r, f.Summary), "\t")+"\t")
 	}
-	if f.Settings.IdleSeconds > 0 {
-		fmt.Fprintln(tw, strings.Repeat("\t", len(columns)))
-		fmt.Fprintln(tw, strings.Join(idleColumns, "\t")+"\t")
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, x := range extras(f) {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, strings.Join(x.columns, "\t")+"\t")
 		for _, r := range f.Summary {
-			fmt.Fprintln(tw, strings.Join(idleCells(r), "\t")+"\t")
+			fmt.Fprintln(tw, strings.Join(x.cells(r), "\t")+"\t")
+		}
+		if err := tw.Flush(); err != nil {
+			return err
 		}
 	}
-	return tw.Flush()
+	return nil
 }
 
 // WriteMarkdown writes the header and the summary as a markdown table,
@@ -155,11 +203,11 @@ func WriteMarkdown(w io.Writer, f *File) error {
 	for _, r := range f.Summary {
 		b.WriteString("| " + strings.Join(cells(r, f.Summary), " | ") + " |\n")
 	}
-	if f.Settings.IdleSeconds > 0 {
-		b.WriteString("\n| " + strings.Join(idleColumns, " | ") + " |\n")
-		b.WriteString("|" + strings.Repeat("---|", len(idleColumns)) + "\n")
+	for _, x := range extras(f) {
+		b.WriteString("\n| " + strings.Join(x.columns, " | ") + " |\n")
+		b.WriteString("|" + strings.Repeat("---|", len(x.columns)) + "\n")
 		for _, r := range f.Summary {
-			b.WriteString("| " + strings.Join(idleCells(r), " | ") + " |\n")
+			b.WriteString("| " + strings.Join(x.cells(r), " | ") + " |\n")
 		}
 	}
 	b.WriteString("\n")

@@ -111,6 +111,7 @@ func measureInto(ctx context.Context, cfg *measureConfig, e entry, pt point, r *
 		return err
 	}
 	scpu0, ccpu0 := srv.cpu(), cli.cpu()
+	sops0, cops0 := srv.ops(), cli.ops()
 	if err := say0(cli.in, "go"); err != nil {
 		return err
 	}
@@ -119,6 +120,7 @@ func measureInto(ctx context.Context, cfg *measureConfig, e entry, pt point, r *
 		return err
 	}
 	scpu1, ccpu1 := srv.cpu(), cli.cpu()
+	sops1, cops1 := srv.ops(), cli.ops()
 	r.ServerRSS, r.ServerPeakRSS = srv.rss()
 	m1, err := srv.mem(ctx)
 	if err != nil {
@@ -143,6 +145,8 @@ func measureInto(ctx context.Context, cfg *measureConfig, e entry, pt point, r *
 		r.ClientCPU = float64(ccpu1-ccpu0) / float64(time.Microsecond) / calls
 		r.ServerCPU = float64(scpu1-scpu0) / float64(time.Microsecond) / calls
 	}
+	r.ClientWakeups, r.ClientSyscalls = cops0.perCall(cops1, calls)
+	r.ServerWakeups, r.ServerSyscalls = sops0.perCall(sops1, calls)
 	r.Errors = cr.Errors
 	r.FirstError = cr.FirstError
 	if cfg.idle > 0 {

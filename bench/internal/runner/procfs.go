@@ -32,3 +32,28 @@ func (p *proc) rss() (now, peak float64) {
 	now, peak, _ = procfs.Mem(p.cmd.Process.Pid)
 	return now, peak
 }
+
+// ops is what the process has done so far that the runner counts per
+// call: how many times its threads were put on a CPU (schedstat) and
+// its read and write system calls (/proc/PID/io). ok is false when
+// either cannot be read.
+type ops struct {
+	runs, syscalls int64
+	ok             bool
+}
+
+// ops reads the process's ops.
+func (p *proc) ops() ops {
+	_, runs, err1 := procfs.Sched(p.cmd.Process.Pid)
+	r, w, err2 := procfs.IO(p.cmd.Process.Pid)
+	return ops{runs: runs, syscalls: r + w, ok: err1 == nil && err2 == nil}
+}
+
+// perCall returns the runs and system calls from o to o1 per call, or
+// zeros when either reading failed.
+func (o ops) perCall(o1 ops, calls float64) (runs, syscalls float64) {
+	if !o.ok || !o1.ok || calls <= 0 {
+		return 0, 0
+	}
+	return float64(o1.runs-o.runs) / calls, float64(o1.syscalls-o.syscalls) / calls
+}

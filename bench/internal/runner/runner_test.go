@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/yrpc/yrpc/bench/internal/impl"
+	"github.com/yrpc/yrpc/bench/internal/procfs"
 	"github.com/yrpc/yrpc/bench/internal/report"
 )
 
@@ -249,9 +250,21 @@ func TestRun(t *testing.T) {
 	if len(f.Results) != 12 || len(f.Summary) != 6 {
 		t.Fatalf("%d results, %d summary rows; want 12 and 6", len(f.Results), len(f.Summary))
 	}
+	_, _, ioErr := procfs.IO(os.Getpid())
 	for _, r := range f.Results {
 		if r.Errors != 0 || r.CallsPerSec <= 0 || r.ServerAllocs < 0 || r.TLS != (r.Impl == "grpc-tls") {
 			t.Errorf("result %+v", r)
+		}
+		// At c = 1 no call can share a write or a read with the next
+		// one, which is not made yet: both processes read and write at
+		// least once per call.
+		least := 0.0
+		if r.C == 1 {
+			least = 2
+		}
+		if ioErr == nil && (r.ClientWakeups <= 0 || r.ServerWakeups <= 0 || !(r.ClientSyscalls > 0 && r.ClientSyscalls >= least) || !(r.ServerSyscalls > 0 && r.ServerSyscalls >= least)) {
+			t.Errorf("%s c=%d: wake-ups %v and %v, system calls %v and %v per call; want wake-ups above 0, system calls above 0 and at least %v",
+				r.Impl, r.C, r.ClientWakeups, r.ServerWakeups, r.ClientSyscalls, r.ServerSyscalls, least)
 		}
 	}
 	for _, name := range []string{"results.md", "chart.svg"} {
@@ -270,7 +283,7 @@ func TestRun(t *testing.T) {
 	if f.Settings.IdleSeconds != 0.001 {
 		t.Errorf("idle seconds = %v, want 0.001", f.Settings.IdleSeconds)
 	}
-	for _, want := range []string{"the -tls rows run over mutual TLS 1.3", "c=4: yrpc-tls not measured; best TLS peer grpc-tls", "cli idle CPU %"} {
+	for _, want := range []string{"the -tls rows run over mutual TLS 1.3", "c=4: yrpc-tls not measured; best TLS peer grpc-tls", "cli idle CPU %", "cli wake-ups/call"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
 		}
