@@ -40,6 +40,9 @@ type call struct {
 	mock     MockPolicy       // the mock in force
 	mocked   string           // how a mock answered ("forced", "fallback"), for metrics
 	creds    MD               // the credentials' metadata
+	// onAttempt is what OnAttempt gave, called after each attempt; nil
+	// without it.
+	onAttempt func(Attempt)
 
 	a    attempt      // the attempt of the sequential path, reused
 	pick balance.Info // the balancer's input; Tried is kept as scratch
@@ -75,6 +78,7 @@ func (k *call) emptyResponse() {
 func (k *call) reset() {
 	k.st, k.info, k.ctx, k.req, k.resp, k.v, k.creds = nil, nil, nil, nil, nil, nil, nil
 	k.mock = MockPolicy{}
+	k.onAttempt = nil
 	k.a.reset()
 }
 
@@ -453,6 +457,9 @@ func (a *attempt) done(err error) error {
 	if obs := k.c.o.observer; obs != nil {
 		obs.Observe(metrics.Event{Side: metrics.Client, Service: k.st.sd.Name, Method: m.Name, Instance: a.ep.addr,
 			Attempt: a.n, Code: CodeOf(err).String(), Latency: a.end.Sub(a.start)})
+	}
+	if k.onAttempt != nil {
+		a.report(err)
 	}
 	if k.c.o.debug && err != nil {
 		k.c.o.logger.Debug("rt: attempt failed", "method", m.FullName, "addr", a.ep.addr, "attempt", a.n, "err", err)

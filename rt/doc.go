@@ -136,7 +136,9 @@
 // plus 10/s by default). Then an on-failure mock, the failsafe mode, or the
 // error. Hedged requests (schema Hedge, idempotent methods; each hedge
 // spends the retry budget) and forking (FaultForking) race attempts on
-// several providers.
+// several providers. A client interceptor learns each attempt of its call
+// (provider, protocol, outcome, timing) from OnAttempt; ClientAccessLog
+// and contrib/otel use it to name the provider that answered.
 //
 // A connection carries many calls at once, matched by request id; a
 // goroutine that writes while nobody else is writing does the write

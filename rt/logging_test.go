@@ -78,4 +78,28 @@ func TestAccessLogs(t *testing.T) {
 	if n := strings.Count(buf.String(), "method=test.Echo/Echo code=Internal"); n != 2 {
 		t.Errorf("%d lines of the panicked call with code=Internal, want 2 (both sides):\n%s", n, buf.String())
 	}
+	if n := strings.Count(buf.String(), "provider="+e.lis.Addr().String()+" tries=1"); n != 3 {
+		t.Errorf("%d client lines name provider %s and 1 try, want 3:\n%s", n, e.lis.Addr(), buf.String())
+	}
+}
+
+// The client's access log names the provider that answered a call that
+// failed over, and counts its tries.
+func TestClientAccessLogNamesTheProvider(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	l := slog.New(slog.NewTextHandler(lockedWriter{&buf, &mu}, nil))
+	c := newClusterWith(t, 3, func(i int, impl *testImpl) { impl.fail = i == 0 },
+		rt.WithClock(wallClock{}), rt.WithRetryBudget(1, 1000), rt.WithClientInterceptors(rt.ClientAccessLog(l)))
+	// Until a call starts at the failing provider (see TestOnAttempt).
+	for i := 0; i < 200 && c.obs.attempts.Load() == c.obs.calls.Load(); i++ {
+		if _, err := call(ctxT(t), c.cli, &testDesc, 2, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(buf.String(), "tries=2") || strings.Contains(buf.String(), "provider="+c.addr(0)) {
+		t.Errorf("want a line of 2 tries, and none naming the failing %s:\n%s", c.addr(0), buf.String())
+	}
 }

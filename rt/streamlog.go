@@ -96,8 +96,9 @@ func (s *countedServerStream) log(l *slog.Logger, info *CallInfo, c Code, start 
 // too); it is safe for concurrent use, and the stream it returns is as
 // safe as the one it wraps. It costs a clock reading, a wrapper of the
 // stream, a context.AfterFunc and a log record per stream, and a few
-// atomic operations per message. Like ClientAccessLog it names no
-// provider; an Observer sees the stream's attempts with theirs.
+// atomic operations per message. Unlike ClientAccessLog's line, its names
+// no provider (OnAttempt covers unary calls); an Observer sees the
+// stream's attempts with theirs.
 func StreamClientAccessLog(l *slog.Logger) StreamClientInterceptor {
 	return func(ctx context.Context, info *CallInfo, next Streamer) (ClientStreamer, error) {
 		start := time.Now()
