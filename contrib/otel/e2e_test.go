@@ -197,12 +197,16 @@ func TestE2E(t *testing.T) {
 			}
 
 			common := map[attribute.Key]any{"rpc.system.name": "yrpc", "rpc.method": "greeter.Greeter/SayHello", "rpc.response.status_code": tt.code}
-			cw := map[attribute.Key]any{"server.address": host, "server.port": int64(port)}
+			cw := map[attribute.Key]any{"server.address": host, "server.port": int64(port),
+				"network.peer.address": host, "network.peer.port": int64(port)}
 			sw := map[attribute.Key]any{"network.peer.address": "127.0.0.1"}
 			for k, v := range common {
 				cw[k], sw[k] = v, v
 			}
-			checkSide(t, "client", c, cw, tt.clientFailed, tt.code, "network.peer.address")
+			checkSide(t, "client", c, cw, tt.clientFailed, tt.code)
+			if evs := c.Events(); len(evs) != 0 {
+				t.Errorf("client span of one try over yrpc has events %+v, want none", evs)
+			}
 			checkSide(t, "server", s, sw, tt.serverFailed, tt.code, "server.address")
 			if v := attrs(s)["network.peer.port"].AsInt64(); v <= 0 || v == int64(port) {
 				t.Errorf("server span: network.peer.port = %d, want the client's port", v)
@@ -246,18 +250,64 @@ func TestE2E(t *testing.T) {
 	}
 }
 
+// attempt is what an AttemptEvent should say of a try.
+type attempt struct {
+	n            int
+	system, host string
+	port         int
+	code         string // rpc.response.status_code; error.type too unless "OK"
+}
+
+// checkAttempts checks that client span s has an AttemptEvent per try of
+// want, in order, within the span.
+func checkAttempts(t *testing.T, s sdktrace.ReadOnlySpan, want ...attempt) {
+	t.Helper()
+	evs := s.Events()
+	if len(evs) != len(want) {
+		t.Fatalf("client span events %+v, want %d", evs, len(want))
+	}
+	for i, ev := range evs {
+		w := want[i]
+		got := make(map[attribute.Key]attribute.Value)
+		for _, kv := range ev.Attributes {
+			got[kv.Key] = kv.Value
+		}
+		wa := map[attribute.Key]any{yotel.AttemptNumber: int64(w.n), "rpc.system.name": w.system,
+			"network.peer.address": w.host, "network.peer.port": int64(w.port), "rpc.response.status_code": w.code}
+		if w.code != "OK" {
+			wa["error.type"] = w.code
+		} else if v, ok := got["error.type"]; ok {
+			t.Errorf("event %d: error.type = %v, want it absent", i, v.AsInterface())
+		}
+		if ev.Name != yotel.AttemptEvent {
+			t.Errorf("event %d is %q, want %q", i, ev.Name, yotel.AttemptEvent)
+		}
+		for k, v := range wa {
+			if g, ok := got[k]; !ok || g.AsInterface() != v {
+				t.Errorf("event %d: %s = %v (present %v), want %v", i, k, g.AsInterface(), ok, v)
+			}
+		}
+		if d := got[yotel.AttemptDuration].AsFloat64(); d <= 0 || d > s.EndTime().Sub(s.StartTime()).Seconds() {
+			t.Errorf("event %d: %s = %v s, want above 0 and within the span's %v", i, yotel.AttemptDuration, d, s.EndTime().Sub(s.StartTime()))
+		}
+		if ev.Time.Before(s.StartTime()) || ev.Time.After(s.EndTime()) {
+			t.Errorf("event %d at %v, want within the span (%v to %v)", i, ev.Time, s.StartTime(), s.EndTime())
+		}
+	}
+}
+
 // checkSide checks one span's attributes, status and error.type.
-func checkSide(t *testing.T, side string, s sdktrace.ReadOnlySpan, want map[attribute.Key]any, failed bool, code string, absent attribute.Key) {
+func checkSide(t *testing.T, side string, s sdktrace.ReadOnlySpan, want map[attribute.Key]any, failed bool, code string, absent ...attribute.Key) {
 	t.Helper()
 	if failed {
 		want["error.type"] = code
-		checkAttrs(t, side, s, want, absent)
+		checkAttrs(t, side, s, want, absent...)
 		if s.Status().Code != codes.Error || s.Status().Description == "" {
 			t.Errorf("%s span status = %+v, want Error with a description", side, s.Status())
 		}
 		return
 	}
-	checkAttrs(t, side, s, want, absent, "error.type")
+	checkAttrs(t, side, s, want, append(absent, "error.type")...)
 	if s.Status().Code != codes.Unset {
 		t.Errorf("%s span status = %+v, want Unset", side, s.Status())
 	}

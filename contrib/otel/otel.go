@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/yrpc/yrpc/rt"
+	"github.com/yrpc/yrpc/rt/registry"
 )
 
 // ScopeName is the instrumentation scope of the tracers and meters this
@@ -135,15 +137,21 @@ func serverAttrs(addr string) []attribute.KeyValue {
 	if addr == "" {
 		return nil
 	}
-	host, port, err := net.SplitHostPort(addr)
+	return addrAttrs(addr, semconv.ServerAddress, semconv.ServerPort)
+}
+
+// addrAttrs returns the attributes host and port make of addr's host and
+// port; an addr that is not "host:port" with a numeric port is all host.
+func addrAttrs(addr string, host func(string) attribute.KeyValue, port func(int) attribute.KeyValue) []attribute.KeyValue {
+	h, ps, err := net.SplitHostPort(addr)
 	if err != nil {
-		return []attribute.KeyValue{semconv.ServerAddress(addr)}
+		return []attribute.KeyValue{host(addr)}
 	}
-	p, err := strconv.Atoi(port)
+	p, err := strconv.Atoi(ps)
 	if err != nil {
-		return []attribute.KeyValue{semconv.ServerAddress(addr)}
+		return []attribute.KeyValue{host(addr)}
 	}
-	return []attribute.KeyValue{semconv.ServerAddress(host), semconv.ServerPort(p)}
+	return []attribute.KeyValue{host(h), port(p)}
 }
 
 // method returns the cached attributes of info's method.
@@ -287,11 +295,95 @@ func NewClientInterceptor(o Options) rt.ClientInterceptor {
 		m := in.method(info)
 		start := time.Now()
 		ctx, span := in.startClient(ctx, m)
+		var t *tries
+		if span.IsRecording() {
+			t = &tries{span: span}
+			rt.OnAttempt(ctx, t.add)
+		}
 		err := next(ctx, info, req, resp)
+		if t != nil {
+			t.end()
+		}
 		in.finish(ctx, span, m, err, start)
 		span.End()
 		return err
 	}
+}
+
+// AttemptEvent is the name of the event a client span gets for each try of
+// its call on a provider (see the package doc).
+const AttemptEvent = "yrpc.attempt"
+
+// AttemptNumber is the attribute of an AttemptEvent that numbers the
+// call's tries from 1.
+const AttemptNumber = attribute.Key("yrpc.attempt.number")
+
+// AttemptDuration is the attribute of an AttemptEvent that says how long
+// the try took, in seconds.
+const AttemptDuration = attribute.Key("yrpc.attempt.duration")
+
+// tries keeps a client call's tries as rt.OnAttempt reports them
+// (concurrently, for a hedged or forked call) until the call ends; then
+// end records them on the call's span.
+type tries struct {
+	span  trace.Span
+	mu    sync.Mutex
+	all   []rt.Attempt
+	first [1]rt.Attempt // all's room for the usual single try
+}
+
+func (t *tries) add(a rt.Attempt) {
+	t.mu.Lock()
+	if t.all == nil {
+		t.all = t.first[:0]
+	}
+	t.all = append(t.all, a)
+	t.mu.Unlock()
+}
+
+// end sets network.peer.* of the try whose outcome the call returned (the
+// first that succeeded, else the last to end) on the span, and adds an
+// AttemptEvent per try when there were several or one went over gRPC.
+func (t *tries) end() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.all) == 0 {
+		return
+	}
+	ans := &t.all[len(t.all)-1]
+	events := len(t.all) > 1
+	for i := range t.all {
+		a := &t.all[i]
+		if a.Err == nil && ans.Err != nil {
+			ans = a
+		}
+		events = events || a.Protocol != rt.ProtocolYRPC
+	}
+	t.span.SetAttributes(providerAttrs(ans.Addr)...)
+	if !events {
+		return
+	}
+	for _, a := range t.all {
+		attrs := make([]attribute.KeyValue, 0, 7)
+		attrs = append(attrs, AttemptNumber.Int(a.N), semconv.RPCSystemNameKey.String(a.Protocol))
+		attrs = append(attrs, providerAttrs(a.Addr)...)
+		attrs = append(attrs, endAttrs(clientSide, rt.CodeOf(a.Err))...)
+		attrs = append(attrs, AttemptDuration.Float64(a.Duration.Seconds()))
+		t.span.AddEvent(AttemptEvent, trace.WithTimestamp(a.Start.Add(a.Duration)), trace.WithAttributes(attrs...))
+	}
+}
+
+// providerAttrs returns network.peer.address and network.peer.port of a
+// provider's address as rt.Attempt gives it ("host:port", or with a
+// grpc:// or grpcs:// scheme).
+func providerAttrs(addr string) []attribute.KeyValue {
+	for _, s := range []string{registry.SchemeGRPC, registry.SchemeGRPCS} {
+		if a, ok := strings.CutPrefix(addr, s); ok {
+			addr = a
+			break
+		}
+	}
+	return addrAttrs(addr, semconv.NetworkPeerAddress, semconv.NetworkPeerPort)
 }
 
 // NewServerInterceptor returns an interceptor that extracts the caller's
@@ -337,10 +429,5 @@ func peerAttrs(a net.Addr) []attribute.KeyValue {
 	case *net.TCPAddr:
 		return []attribute.KeyValue{semconv.NetworkPeerAddress(a.IP.String()), semconv.NetworkPeerPort(a.Port)}
 	}
-	host, port, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return []attribute.KeyValue{semconv.NetworkPeerAddress(a.String())}
-	}
-	p, _ := strconv.Atoi(port)
-	return []attribute.KeyValue{semconv.NetworkPeerAddress(host), semconv.NetworkPeerPort(p)}
+	return addrAttrs(a.String(), semconv.NetworkPeerAddress, semconv.NetworkPeerPort)
 }

@@ -3,6 +3,8 @@ package otel_test
 import (
 	"context"
 	"io"
+	"net"
+	"strconv"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -82,4 +84,67 @@ func TestServerSystemFollowsProtocol(t *testing.T) {
 			t.Errorf("rpc.server.call.duration counts %v, want 1 of %q", counts, k)
 		}
 	}
+}
+
+// A client call to a provider reached over gRPC (a grpc:// address) keeps
+// rpc.system.name "yrpc" on its span, the client's, and says "grpc" on
+// its try's event, with the provider's address.
+func TestClientAttemptOverGRPC(t *testing.T) {
+	tel := newTelemetry()
+	_, addr := serve(t, nil, func(srv *rt.Server) { greeterrpc.RegisterGreeter(srv, greeter{}) },
+		func(string) []rt.ClientOption { return nil })
+	grpcCli, err := rt.NewClient(rt.WithAddrs("grpc://"+addr),
+		rt.WithClientInterceptors(yotel.NewClientInterceptor(tel.options(""))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { grpcCli.Close() })
+	if _, err := greeterrpc.NewGreeterClient(grpcCli).SayHello(context.Background(), &greeterrpc.HelloRequest{Name: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := waitSpans(t, tel, 1, 0)
+	host, portStr, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(portStr)
+	checkAttrs(t, "client", c, map[attribute.Key]any{"rpc.system.name": "yrpc", "network.peer.address": host, "network.peer.port": int64(port)})
+	checkAttempts(t, c, attempt{1, "grpc", host, port, "OK"})
+}
+
+// A call that failed over gets an event per try, and network.peer.* of
+// the provider that answered.
+func TestClientAttemptsOfAFailover(t *testing.T) {
+	tel := newTelemetry()
+	_, addr := serve(t, nil, func(srv *rt.Server) { greeterrpc.RegisterGreeter(srv, greeter{}) },
+		func(string) []rt.ClientOption { return nil })
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := lis.Addr().String()
+	lis.Close() // nothing listens there now: a dial is refused, the call not sent
+	cli, err := rt.NewClient(rt.WithAddrs(closed, addr),
+		rt.WithClientInterceptors(yotel.NewClientInterceptor(tel.options(""))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	host, portStr, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(portStr)
+	chost, cportStr, _ := net.SplitHostPort(closed)
+	cport, _ := strconv.Atoi(cportStr)
+	// Until a call picks the closed address first (at random: 200 calls
+	// miss it with odds of 1 in 10^60).
+	for range 200 {
+		tel.spans.Reset()
+		if _, err := greeterrpc.NewGreeterClient(cli).SayHello(context.Background(), &greeterrpc.HelloRequest{Name: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		c, _ := waitSpans(t, tel, 1, 0)
+		if len(c.Events()) == 0 {
+			continue
+		}
+		checkAttrs(t, "client", c, map[attribute.Key]any{"network.peer.address": host, "network.peer.port": int64(port), "rpc.response.status_code": "OK"})
+		checkAttempts(t, c, attempt{1, "yrpc", chost, cport, "UNAVAILABLE"}, attempt{2, "yrpc", host, port, "OK"})
+		return
+	}
+	t.Fatal("no call tried the closed address")
 }
