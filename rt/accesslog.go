@@ -51,8 +51,10 @@ func logServerCall(ctx context.Context, l *slog.Logger, info *CallInfo, c Code, 
 // none, answered by a mock or with no provider to try) and how many tries
 // it made ("tries", from OnAttempt). Give it with WithClientInterceptors.
 // An Observer sees each try on its own (see Example_attemptLog). With
-// the level enabled it costs a clock reading, a log record and one
-// allocation per call.
+// the level enabled it costs a clock reading, a log record and two
+// allocations per call (what OnAttempt keeps of the tries; measured with
+// a TextHandler: 8 allocations per call against 6 before it named the
+// provider); with the level disabled, nothing of its own.
 func ClientAccessLog(l *slog.Logger) ClientInterceptor {
 	return func(ctx context.Context, info *CallInfo, req, resp Message, next InvokeFunc) error {
 		if !l.Enabled(ctx, slog.LevelInfo) {
