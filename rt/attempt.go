@@ -21,8 +21,9 @@ type Attempt struct {
 	// Protocol is what the try went over: ProtocolYRPC, or ProtocolGRPC
 	// for a provider that answers gRPC only.
 	Protocol string
-	// Err is how the try ended: nil for an answer, else an error with a
-	// Code (CodeOf), as the call would have returned it.
+	// Err is how the try ended: nil when it succeeded, else an error with
+	// a Code (CodeOf), as the call would have returned it; an error the
+	// provider answered (NotFound, ...) is a try's end too.
 	Err error
 	// Start is when the try started and Duration how long it took, by the
 	// client's clock (WithClock).

@@ -64,11 +64,11 @@ func TestOnAttempt(t *testing.T) {
 			t.Fatal(err)
 		}
 		tries := log.last()
-		for i, a := range tries {
+		for j, a := range tries {
 			failing := a.Addr == c.addr(0)
-			if a.N != i+1 || a.Protocol != rt.ProtocolYRPC || a.Start.IsZero() || a.Duration < 0 ||
+			if a.N != j+1 || a.Protocol != rt.ProtocolYRPC || a.Start.IsZero() || a.Duration < 0 ||
 				failing != (rt.CodeOf(a.Err) == rt.Unavailable) || !failing && a.Err != nil {
-				t.Errorf("try %d of %d: %+v; want N %d, yrpc, a start, Unavailable exactly at %s", i+1, len(tries), a, i+1, c.addr(0))
+				t.Errorf("try %d of %d: %+v; want N %d, yrpc, a start, Unavailable exactly at %s", j+1, len(tries), a, j+1, c.addr(0))
 			}
 		}
 		if len(tries) == 0 || tries[len(tries)-1].Err != nil {
