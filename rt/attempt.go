@@ -8,8 +8,8 @@ import (
 	"github.com/yrpc/yrpc/rt/registry"
 )
 
-// Attempt is one try of a unary client call on one provider, as OnAttempt
-// reports it once the try has ended.
+// Attempt is one try of a client call or stream on one provider, as
+// OnAttempt reports it once the try has ended.
 type Attempt struct {
 	// N numbers the call's tries from 1; a retry, a hedge or a fork is
 	// 2, 3, ...
@@ -31,36 +31,60 @@ type Attempt struct {
 	Duration time.Duration
 }
 
-// OnAttempt asks the unary call that ctx carries, a client interceptor's
-// context (or one derived from it), to call f after each of its tries on a
-// provider: every try the client's Observer counts (Event.Attempt > 0),
-// failed or not, a hedge's or a fork's losers included. A call answered
-// by a mock, or that found no provider, makes no try. f runs on the
-// call's path before the interceptor's next returns, so it must be quick;
-// a hedged or forked call's tries end on goroutines of their own, so f
-// must be safe for concurrent use. Several interceptors may each give
-// one; they run in the order given. OnAttempt reports false, and f is
-// never called, when ctx carries no call of an rt.Client: outside an
-// interceptor, or in a stream interceptor (streams report their tries to
-// the Observer only).
+// OnAttempt asks the call or stream that ctx carries, a client
+// interceptor's context (or one derived from it), to call f after each of
+// its tries on a provider: every try the client's Observer counts
+// (Event.Attempt > 0), failed or not, a hedge's or a fork's losers
+// included. A call answered by a mock, or that found no provider, makes
+// no try. Several interceptors may each give one, before they call next;
+// they run in the order given. f must be quick and safe for concurrent
+// use: a hedged or forked call's tries end on goroutines of their own,
+// and a stream's on its connection's.
+//
+// A unary call's tries are all reported before the interceptor's next
+// returns. A stream's tries that failed to open are reported before next
+// returns, and the one that opened when the stream ends: before RecvMsg
+// returns the end the provider sent (a close, an error); a stream that
+// its context ended may report it after that.
+//
+// OnAttempt reports false, and f is never called, when ctx carries no
+// call or stream of an rt.Client (outside an interceptor).
 func OnAttempt(ctx context.Context, f func(Attempt)) bool {
-	k, _ := ctx.Value(callKey{}).(*call)
-	if k == nil || f == nil {
+	var slot *func(Attempt)
+	switch v := ctx.Value(callKey{}).(type) {
+	case *call:
+		slot = &v.onAttempt
+	case *streamHooks:
+		slot = &v.onAttempt
+	}
+	if slot == nil || f == nil {
 		return false
 	}
-	if prev := k.onAttempt; prev != nil {
-		k.onAttempt = func(a Attempt) { prev(a); f(a) }
+	if prev := *slot; prev != nil {
+		*slot = func(a Attempt) { prev(a); f(a) }
 	} else {
-		k.onAttempt = f
+		*slot = f
 	}
 	return true
 }
 
+// streamHooks is what a stream's interceptors ask of it before they open
+// it; NewStream puts it in their context under callKey, where a unary
+// call's interceptors find their call.
+type streamHooks struct {
+	onAttempt func(Attempt)
+}
+
 // report gives the ended attempt a to the call's OnAttempt functions.
 func (a *attempt) report(err error) {
-	p := ProtocolYRPC
-	if strings.HasPrefix(a.ep.target, registry.SchemeGRPC) || strings.HasPrefix(a.ep.target, registry.SchemeGRPCS) {
-		p = ProtocolGRPC
+	a.k.onAttempt(Attempt{N: a.n, Addr: a.ep.addr, Protocol: a.ep.protocol(), Err: err, Start: a.start, Duration: a.end.Sub(a.start)})
+}
+
+// protocol returns what the endpoint is called over: ProtocolGRPC for a
+// grpc:// or grpcs:// target, else ProtocolYRPC.
+func (ep *endpoint) protocol() string {
+	if strings.HasPrefix(ep.target, registry.SchemeGRPC) || strings.HasPrefix(ep.target, registry.SchemeGRPCS) {
+		return ProtocolGRPC
 	}
-	a.k.onAttempt(Attempt{N: a.n, Addr: a.ep.addr, Protocol: p, Err: err, Start: a.start, Duration: a.end.Sub(a.start)})
+	return ProtocolYRPC
 }

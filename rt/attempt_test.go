@@ -116,3 +116,55 @@ func TestOnAttemptGRPC(t *testing.T) {
 		t.Errorf("tries = %+v; want one, over grpc, at grpc://%s, OK", tries, g.addr)
 	}
 }
+
+// TestOnAttemptStream: a stream interceptor learns the stream's try, with
+// its provider and protocol, before RecvMsg returns the end the provider
+// sent (over yrpc's wire and over gRPC; 50 streams each, since the end
+// and its report come from another goroutine), and a stream that never
+// opened made no try.
+func TestOnAttemptStream(t *testing.T) {
+	e := newGRPCEnvWith(t, nil)
+	for _, addr := range []string{e.addr, "grpc://" + e.addr} {
+		var mu sync.Mutex
+		var got []rt.Attempt
+		cli := grpcCli(t, rt.WithAddrs(addr), rt.WithStreamClientInterceptors(
+			func(ctx context.Context, info *rt.CallInfo, next rt.Streamer) (rt.ClientStreamer, error) {
+				mu.Lock()
+				got = got[:0]
+				mu.Unlock()
+				if !rt.OnAttempt(ctx, func(a rt.Attempt) {
+					mu.Lock()
+					got = append(got, a)
+					mu.Unlock()
+				}) {
+					return nil, rt.Errorf(rt.Internal, "OnAttempt found no stream in the interceptor's context")
+				}
+				return next(ctx, info)
+			}))
+		want := rt.ProtocolYRPC
+		if addr != e.addr {
+			want = rt.ProtocolGRPC
+		}
+		for range 50 {
+			if err := readToEnd(openProbe(ctxT(t), cli, 5, "3")); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			tries := slices.Clone(got)
+			mu.Unlock()
+			if len(tries) != 1 || tries[0].N != 1 || tries[0].Addr != addr || tries[0].Protocol != want || tries[0].Err != nil || tries[0].Start.IsZero() {
+				t.Fatalf("%s: tries when RecvMsg returned io.EOF: %+v; want one, at %s over %s, OK", addr, tries, addr, want)
+			}
+		}
+		ctx, cancel := context.WithCancel(ctxT(t))
+		cancel()
+		if _, err := cli.NewStream(ctx, &probeDesc, 5); rt.CodeOf(err) != rt.Canceled {
+			t.Fatalf("%s: NewStream with a canceled context: %v", addr, err)
+		}
+		mu.Lock()
+		if len(got) != 0 {
+			t.Errorf("%s: a stream that did not open reported tries %+v", addr, got)
+		}
+		mu.Unlock()
+	}
+}

@@ -35,11 +35,14 @@ func (c *Client) NewStream(ctx context.Context, sd *ServiceDesc, m int, opts ...
 	for _, f := range opts {
 		f(&o)
 	}
+	var h *streamHooks // what the interceptors ask of the stream (OnAttempt)
 	open := func(ctx context.Context, info *CallInfo) (ClientStreamer, error) {
-		return c.openStream(ctx, st, info, &o)
+		return c.openStream(ctx, st, info, &o, h)
 	}
 	if len(c.o.streamInterceptors) > 0 {
 		open = chainStreamClient(c.o.streamInterceptors, open)
+		h = new(streamHooks)
+		ctx = context.WithValue(ctx, callKey{}, h)
 	}
 	return open(ctx, st.info(m))
 }
@@ -47,9 +50,9 @@ func (c *Client) NewStream(ctx context.Context, sd *ServiceDesc, m int, opts ...
 // openStream opens the stream on a provider. A stream that fails to open
 // is reported to the observer as a call, as its tries are; one that
 // opens is reported when it ends (clientStream.finish).
-func (c *Client) openStream(ctx context.Context, st *svcState, info *CallInfo, o *callOptions) (ClientStreamer, error) {
+func (c *Client) openStream(ctx context.Context, st *svcState, info *CallInfo, o *callOptions, h *streamHooks) (ClientStreamer, error) {
 	start := c.o.clock.Now()
-	s, err := c.newClientStream(ctx, st, info, o, start)
+	s, err := c.newClientStream(ctx, st, info, o, start, h)
 	if err != nil {
 		observeStream(c, st, info, err, start)
 		return nil, err
@@ -58,7 +61,7 @@ func (c *Client) openStream(ctx context.Context, st *svcState, info *CallInfo, o
 }
 
 // newClientStream resolves the stream's providers and opens it on one.
-func (c *Client) newClientStream(ctx context.Context, st *svcState, info *CallInfo, o *callOptions, start time.Time) (*clientStream, error) {
+func (c *Client) newClientStream(ctx context.Context, st *svcState, info *CallInfo, o *callOptions, start time.Time, h *streamHooks) (*clientStream, error) {
 	m := info.Method
 	if err := ctx.Err(); err != nil {
 		// The caller gave up already: opening would start the handler
@@ -79,6 +82,9 @@ func (c *Client) newClientStream(ctx context.Context, st *svcState, info *CallIn
 		v = v.withTag(tag, o.tagValue, start)
 	}
 	s := &clientStream{c: c, st: st, info: info, v: v, start: start}
+	if h != nil {
+		s.onAttempt = h.onAttempt // set by the interceptors before they opened it
+	}
 	if o.hasHashKey { // a stream's request is not known when it opens: only WithHashKey
 		s.pick.Key = o.hashKey
 	}
@@ -136,6 +142,8 @@ type clientStream struct {
 	cancel context.CancelFunc
 	start  time.Time
 	tries  int // server streams: how many providers may be tried in all
+	// onAttempt is what stream interceptors gave OnAttempt; nil without.
+	onAttempt func(Attempt)
 
 	// sendMu serializes SendMsg, CloseSend and a retry's replay; recvMu
 	// serializes RecvMsg. A SendMsg and a RecvMsg run at once.
@@ -272,6 +280,9 @@ func (t *streamTry) done(connErr error, opened bool) {
 	err := streamError(connErr)
 	settle(t.ep, t.ticket, err, lost, now)
 	t.observe(err, now)
+	if s.onAttempt != nil {
+		s.onAttempt(Attempt{N: t.n, Addr: t.ep.addr, Protocol: t.ep.protocol(), Err: err, Start: t.start, Duration: now.Sub(t.start)})
+	}
 	if s.c.o.observer == nil || !opened {
 		return // not opened: openNext's caller reports the stream
 	}

@@ -137,8 +137,9 @@
 // error. Hedged requests (schema Hedge, idempotent methods; each hedge
 // spends the retry budget) and forking (FaultForking) race attempts on
 // several providers. A client interceptor learns each attempt of its call
-// (provider, protocol, outcome, timing) from OnAttempt; ClientAccessLog
-// and contrib/otel use it to name the provider that answered.
+// or stream (provider, protocol, outcome, timing) from OnAttempt; the
+// client access logs and contrib/otel use it to name the provider that
+// answered.
 //
 // A connection carries many calls at once, matched by request id; a
 // goroutine that writes while nobody else is writing does the write

@@ -45,9 +45,10 @@ func Example() {
 }
 
 // The client's access log has a line per call, around all its attempts,
-// and so names no provider. An observer beside the Recorder sees every
-// attempt with the address of the provider that served it (here to print
-// it; a *slog.Logger in real use).
+// naming the provider whose outcome the call returned. An observer beside
+// the Recorder sees every attempt of every call with the address of the
+// provider that served it (here to print it; a *slog.Logger in real use).
+// An interceptor sees its own call's with OnAttempt.
 func Example_attemptLog() {
 	network := memnet.New()
 	lis, _ := network.Listen("greeter:1")

@@ -83,9 +83,9 @@ func (s *countedServerStream) log(l *slog.Logger, info *CallInfo, c Code, start 
 }
 
 // StreamClientAccessLog returns a stream interceptor that logs one line
-// per stream to l at Info level when the stream ends: method, code and
-// latency as ClientAccessLog's line has them, and the messages sent and
-// received. A stream ends, for its line, at the first of: RecvMsg
+// per stream to l at Info level when the stream ends: method, code,
+// latency, provider and tries as ClientAccessLog's line has them, and the
+// messages sent and received. A stream ends, for its line, at the first of: RecvMsg
 // returning io.EOF (code OK) or an error; SendMsg failing with a code
 // other than FailedPrecondition (that code, like io.EOF, means the stream
 // ended or was half-closed already, and RecvMsg tells its status); the
@@ -95,19 +95,21 @@ func (s *countedServerStream) log(l *slog.Logger, info *CallInfo, c Code, start 
 // WithStreamClientInterceptors (first, to time the other interceptors
 // too); it is safe for concurrent use, and the stream it returns is as
 // safe as the one it wraps. It costs a clock reading, a wrapper of the
-// stream, a context.AfterFunc and a log record per stream, and a few
-// atomic operations per message. Unlike ClientAccessLog's line, its names
-// no provider (OnAttempt covers unary calls); an Observer sees the
-// stream's attempts with theirs.
+// stream, a context.AfterFunc, what OnAttempt keeps and a log record per
+// stream, and a few atomic operations per message. A stream that its
+// context ended may be logged before its try was reported (see
+// OnAttempt): its line then names no provider.
 func StreamClientAccessLog(l *slog.Logger) StreamClientInterceptor {
 	return func(ctx context.Context, info *CallInfo, next Streamer) (ClientStreamer, error) {
 		start := time.Now()
+		t := new(tries)
+		OnAttempt(ctx, t.add)
 		cs, err := next(ctx, info)
 		if err != nil {
-			logClientStream(ctx, l, info, err, start, 0, 0)
+			logClientStream(ctx, l, info, err, start, t, 0, 0)
 			return nil, err
 		}
-		s := &loggedClientStream{ClientStreamer: cs, l: l, info: info, start: start}
+		s := &loggedClientStream{ClientStreamer: cs, l: l, info: info, start: start, tries: t}
 		sctx := cs.Context()
 		stop := context.AfterFunc(sctx, func() { s.contextDone(sctx.Err()) })
 		s.mu.Lock()
@@ -119,10 +121,12 @@ func StreamClientAccessLog(l *slog.Logger) StreamClientInterceptor {
 
 // logClientStream writes StreamClientAccessLog's line of a stream that
 // ended with err.
-func logClientStream(ctx context.Context, l *slog.Logger, info *CallInfo, err error, start time.Time, sent, received int64) {
+func logClientStream(ctx context.Context, l *slog.Logger, info *CallInfo, err error, start time.Time, t *tries, sent, received int64) {
 	if l.Enabled(ctx, slog.LevelInfo) {
+		n, addr := t.result()
 		l.LogAttrs(ctx, slog.LevelInfo, "rt: stream", slog.String("method", info.Method.FullName),
 			slog.String("code", CodeOf(err).String()), slog.Duration("latency", time.Since(start)),
+			slog.String("provider", addr), slog.Int("tries", n),
 			slog.Int64("sent", sent), slog.Int64("received", received))
 	}
 }
@@ -133,6 +137,7 @@ type loggedClientStream struct {
 	l     *slog.Logger
 	info  *CallInfo
 	start time.Time
+	tries *tries
 	n     messageCounts
 
 	mu      sync.Mutex
@@ -200,5 +205,5 @@ func (s *loggedClientStream) end(err error) {
 	if stop != nil {
 		stop()
 	}
-	logClientStream(s.Context(), s.l, s.info, err, s.start, s.n.sent.Load(), s.n.received.Load())
+	logClientStream(s.Context(), s.l, s.info, err, s.start, s.tries, s.n.sent.Load(), s.n.received.Load())
 }

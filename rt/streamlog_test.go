@@ -44,9 +44,10 @@ func (s *streamLines) logger() *slog.Logger {
 }
 
 // take returns the lines logged so far as "side method code sent/received"
-// (side "server" for lines with a peer), sorted, and forgets them; it
-// fails t on a line without a latency, or a server line without a peer
-// address.
+// (side "server" for lines with a peer), and for client lines with
+// " tries=N provider=P" (P for a loopback provider, with or without a
+// grpc:// scheme), sorted, and forgets them; it fails t on a line without
+// a latency, or a server line without a peer address.
 func (s *streamLines) take(t *testing.T) []string {
 	t.Helper()
 	s.mu.Lock()
@@ -59,9 +60,10 @@ func (s *streamLines) take(t *testing.T) []string {
 			continue
 		}
 		var r struct {
-			Msg, Method, Code, Peer string
-			Latency                 *int64
-			Sent, Received          int64
+			Msg, Method, Code, Peer, Provider string
+			Latency                           *int64
+			Sent, Received                    int64
+			Tries                             int
 		}
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("line %q: %v", l, err)
@@ -76,7 +78,15 @@ func (s *streamLines) take(t *testing.T) []string {
 		if r.Msg != "rt: stream" || r.Latency == nil {
 			t.Errorf("line %s: want msg \"rt: stream\" and a latency", l)
 		}
-		out = append(out, fmt.Sprintf("%s %s %s %d/%d", side, r.Method, r.Code, r.Sent, r.Received))
+		line := fmt.Sprintf("%s %s %s %d/%d", side, r.Method, r.Code, r.Sent, r.Received)
+		if side == "client" {
+			p := strings.TrimPrefix(r.Provider, "grpc://")
+			if strings.HasPrefix(p, "127.0.0.1:") {
+				p = "P"
+			}
+			line += fmt.Sprintf(" tries=%d provider=%s", r.Tries, p)
+		}
+		out = append(out, line)
 	}
 	slices.Sort(out)
 	return out
@@ -106,13 +116,13 @@ func TestStreamAccessLogs(t *testing.T) {
 	}{
 		{"read to the end", func(ctx context.Context, cli *rt.Client) error {
 			return readToEnd(openProbe(ctx, cli, 5, "3"))
-		}, []string{"client " + list + " OK 1/3", "server " + list + " OK 3/1"}},
+		}, []string{"client " + list + " OK 1/3 tries=1 provider=P", "server " + list + " OK 3/1"}},
 		{"failed by the handler", func(ctx context.Context, cli *rt.Client) error {
 			if err := readToEnd(openProbe(ctx, cli, 5, "2:fail")); rt.CodeOf(err) != rt.Aborted {
 				return fmt.Errorf("got %v, want Aborted", err)
 			}
 			return nil
-		}, []string{"client " + list + " Aborted 1/2", "server " + list + " Aborted 2/1"}},
+		}, []string{"client " + list + " Aborted 1/2 tries=1 provider=P", "server " + list + " Aborted 2/1"}},
 		{"bidi", func(ctx context.Context, cli *rt.Client) error {
 			cs, err := cli.NewStream(ctx, &probeDesc, 7)
 			if err != nil {
@@ -130,7 +140,7 @@ func TestStreamAccessLogs(t *testing.T) {
 				return err
 			}
 			return readToEnd(cs, nil)
-		}, []string{"client " + chat + " OK 2/2", "server " + chat + " OK 2/2"}},
+		}, []string{"client " + chat + " OK 2/2 tries=1 provider=P", "server " + chat + " OK 2/2"}},
 		{"canceled by the caller", func(ctx context.Context, cli *rt.Client) error {
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
@@ -149,7 +159,9 @@ func TestStreamAccessLogs(t *testing.T) {
 			// when the cancel ends it (over HTTP/2).
 			cancel()
 			return nil
-		}, []string{"client " + chat + " Canceled 1/1", "server " + chat + " Canceled */1"}},
+			// The client's line may come before its try's end (see
+			// rt.OnAttempt): it may name no provider.
+		}, []string{"client " + chat + " Canceled 1/1 tries=* provider=*", "server " + chat + " Canceled */1"}},
 		{"failed to open", func(ctx context.Context, cli *rt.Client) error {
 			ctx, cancel := context.WithCancel(ctx)
 			cancel()
@@ -157,14 +169,14 @@ func TestStreamAccessLogs(t *testing.T) {
 				return fmt.Errorf("got %v, want Canceled", err)
 			}
 			return nil
-		}, []string{"client " + list + " Canceled 0/0"}},
+		}, []string{"client " + list + " Canceled 0/0 tries=0 provider="}},
 		{"handler panicked", func(ctx context.Context, cli *rt.Client) error {
 			cs, err := cli.NewStream(ctx, &boomDesc, 0) // the handler panics before it reads
 			if err := readToEnd(cs, err); rt.CodeOf(err) != rt.Internal {
 				return fmt.Errorf("got %v, want Internal", err)
 			}
 			return nil
-		}, []string{"client test.Boom/Boom Internal 0/0", "server test.Boom/Boom Internal 0/0"}},
+		}, []string{"client test.Boom/Boom Internal 0/0 tries=1 provider=P", "server test.Boom/Boom Internal 0/0"}},
 	}
 	for _, proto := range []string{"yrpc", "grpc"} {
 		for _, tt := range tests {

@@ -34,7 +34,7 @@ type Stream struct {
 // OpenStream opens a stream of r's method (r.Req, r.Resp and r.WantMD
 // are not used) on the connection. onEnd (may be nil) is called once when
 // the stream ends, with io.EOF for a close with status OK, else the
-// stream's error; it must be quick. Errors are *Error values, wrapped in
+// stream's error, before Recv returns that end; it must be quick. Errors are *Error values, wrapped in
 // *NotSent: nothing was sent when OpenStream fails.
 func (c *Conn) OpenStream(ctx context.Context, r *Request, onEnd func(error)) (*Stream, error) {
 	if c.sc == nil {
@@ -203,12 +203,14 @@ func (cs *Stream) finish(recvErr error, trailer []string) bool {
 	if recvErr == io.EOF {
 		sendErr = errorf(FailedPrecondition, "%s: the server closed the stream", cs.name)
 	}
+	// onEnd first: the stream's end is reported (its attempt, the
+	// breaker) before Recv can hand it to the caller.
+	if cs.onEnd != nil {
+		cs.onEnd(recvErr)
+	}
 	cs.s.End(recvErr, sendErr)
 	if stop != nil {
 		stop()
-	}
-	if cs.onEnd != nil {
-		cs.onEnd(recvErr)
 	}
 	if c.retiredIdle() {
 		c.fail(c.goneErr())

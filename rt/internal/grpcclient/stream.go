@@ -46,9 +46,11 @@ type Stream struct {
 	opened   bool // OpenStream returned it
 	returned bool // RoundTrip returned
 	half     bool // CloseSend was called
+	ending   bool // finish is reporting the end (onEnd); over comes next
 	over     bool
-	end      error    // io.EOF for a close with status OK, else the error
-	md       []string // the answer's metadata, once over
+	overc    chan struct{} // closed once over is set
+	end      error         // io.EOF for a close with status OK, else the error
+	md       []string      // the answer's metadata, once over
 	stop     func() bool
 }
 
@@ -57,8 +59,8 @@ type Stream struct {
 // those received). It returns once the request's headers went out: a
 // server answers a stream when it wants to, maybe after reading messages.
 // onEnd (may be nil) is called once when the stream ends, with io.EOF for
-// a close with status OK, else the stream's error; it must be quick, and
-// it is not called when OpenStream fails. Errors are *conn.Error values,
+// a close with status OK, else the stream's error, before Recv returns
+// that end; it must be quick, and it is not called when OpenStream fails. Errors are *conn.Error values,
 // wrapped in *conn.NotSent when nothing was sent.
 func (c *Conn) OpenStream(ctx context.Context, r *conn.Request, onEnd func(error)) (*Stream, error) {
 	p := c.p
@@ -69,7 +71,7 @@ func (c *Conn) OpenStream(ctx context.Context, r *conn.Request, onEnd func(error
 	rctx, cancel := requestContext(ctx, r.Deadline)
 	pr, pw := io.Pipe()
 	s := &Stream{c: c, name: r.Name, ctx: rctx, cancel: cancel, onEnd: onEnd, pw: pw, limit: r.MaxMessage,
-		gzOut: c.sendGzip(true), wrote: make(chan struct{}), ready: make(chan struct{})}
+		gzOut: c.sendGzip(true), wrote: make(chan struct{}), ready: make(chan struct{}), overc: make(chan struct{})}
 	var once sync.Once
 	trace := &httptrace.ClientTrace{WroteHeaders: func() { once.Do(func() { close(s.wrote) }) }}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, p.base+r.Name, pr)
@@ -306,8 +308,10 @@ func (s *Stream) isOver() bool {
 	return s.over
 }
 
-// ended is how the stream ended: io.EOF or its error.
+// ended is how the stream ended: io.EOF or its error. Called once a
+// finish has been called, it waits for that finish to set the end.
 func (s *Stream) ended() error {
+	<-s.overc
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.end
@@ -332,20 +336,26 @@ func (s *Stream) Reset(_ uint8, _ string, err error) { s.finish(err, nil) }
 // Recv returns end. It reports whether this call ended it.
 func (s *Stream) finish(end error, md []string) bool {
 	s.mu.Lock()
-	if s.over {
+	if s.over || s.ending {
 		s.mu.Unlock()
 		return false
 	}
+	s.ending = true
+	s.mu.Unlock()
+	// onEnd first: the end is reported (the attempt, the breaker) before
+	// Recv, which looks at over, can hand it to the caller.
+	if s.onEnd != nil {
+		s.onEnd(end)
+	}
+	s.mu.Lock()
 	s.over, s.end, s.md = true, end, md
 	stop := s.stop
 	s.mu.Unlock()
+	close(s.overc)
 	s.cancel()
 	s.pw.CloseWithError(errStreamOver)
 	if stop != nil {
 		stop()
-	}
-	if s.onEnd != nil {
-		s.onEnd(end)
 	}
 	return true
 }
