@@ -40,16 +40,16 @@
 //	server.port               Options.ServerAddr's port, when it has one          client
 //	network.peer.address      the caller's IP (rt.PeerAddr)  server
 //	network.peer.port         the caller's port              server
-//	network.peer.address      the provider's host            client, unary
-//	network.peer.port         the provider's port            client, unary
+//	network.peer.address      the provider's host            client
+//	network.peer.port         the provider's port            client
 //
 // rpc.system.name (System, SystemGRPC) is "yrpc" on client spans, the
 // system that made the call, and on server spans of calls that came over
 // yrpc's wire; a server span says "grpc" for a call or stream that came
 // over the gRPC endpoint, gRPC or gRPC-Web (rt.ProtocolFrom tells them
-// apart), which the rt.Server answers on the same port. A unary client
-// call's tries over gRPC (grpc:// providers) say "grpc" on their events
-// (below).
+// apart), which the rt.Server answers on the same port. A client call's
+// or stream's tries over gRPC (grpc:// providers) say "grpc" on their
+// events (below).
 //
 // Status codes are rt's, which are gRPC's, spelled as gRPC spells them
 // (StatusName). As the conventions for gRPC say, every code but OK fails a
@@ -58,12 +58,13 @@
 // NOT_FOUND or INVALID_ARGUMENT is the request's fault, not the server's).
 // A failed span has status Error with the error's text, and error.type.
 //
-// The client interceptor runs above balancing and retries; it learns each
-// try of a unary call from rt.OnAttempt. network.peer.* on a unary client
-// span name the provider whose outcome the call returned: the first try
-// that succeeded, or else the last to end (a host name as the registry or
-// rt.WithAddrs lists it; no attribute for a call answered by a mock). A
-// stream's client span has none (rt.OnAttempt covers unary calls).
+// The client interceptors run above balancing and retries; they learn
+// each try of a call or stream from rt.OnAttempt. network.peer.* on a
+// client span name the provider whose outcome the call returned: the
+// first try that succeeded, or else the last to end (a host name as the
+// registry or rt.WithAddrs lists it; no attribute for a call answered by
+// a mock, nor for a stream its context ended before its try's end was
+// reported, see rt.OnAttempt).
 // Without Options.ServerAddr, server.address is the service's name, the
 // path under which the registry lists its providers, as the conventions
 // allow ("an endpoint and path in the service registry").
@@ -76,10 +77,10 @@
 //
 // # Tries
 //
-// A unary client span gets an event named AttemptEvent ("yrpc.attempt")
-// per try of its call when the call made more than one (a failover's
-// retries, a hedge, a fork's forks, the losers included) or a try went
-// over gRPC; a call of one try over yrpc's wire gets none, since its span
+// A client span gets an event named AttemptEvent ("yrpc.attempt") per
+// try of its call or stream when it made more than one (a failover's
+// retries, a hedge, a fork's forks, the losers included; a stream tried
+// again elsewhere) or a try went over gRPC; a call of one try over yrpc's wire gets none, since its span
 // says it all. Each event, at the time the try ended (by the client's
 // clock, rt.WithClock), has:
 //

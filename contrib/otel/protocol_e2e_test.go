@@ -4,10 +4,12 @@ import (
 	"context"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	yotel "github.com/yrpc/yrpc/contrib/otel"
 	"github.com/yrpc/yrpc/examples/feed/feedrpc"
@@ -86,15 +88,18 @@ func TestServerSystemFollowsProtocol(t *testing.T) {
 	}
 }
 
-// A client call to a provider reached over gRPC (a grpc:// address) keeps
-// rpc.system.name "yrpc" on its span, the client's, and says "grpc" on
-// its try's event, with the provider's address.
+// A client call or stream to a provider reached over gRPC (a grpc://
+// address) keeps rpc.system.name "yrpc" on its span, the client's, and
+// says "grpc" on its try's event, with the provider's address.
 func TestClientAttemptOverGRPC(t *testing.T) {
 	tel := newTelemetry()
-	_, addr := serve(t, nil, func(srv *rt.Server) { greeterrpc.RegisterGreeter(srv, greeter{}) },
-		func(string) []rt.ClientOption { return nil })
+	_, addr := serve(t, nil, func(srv *rt.Server) {
+		greeterrpc.RegisterGreeter(srv, greeter{})
+		feedrpc.RegisterFeed(srv, feed{})
+	}, func(string) []rt.ClientOption { return nil })
 	grpcCli, err := rt.NewClient(rt.WithAddrs("grpc://"+addr),
-		rt.WithClientInterceptors(yotel.NewClientInterceptor(tel.options(""))))
+		rt.WithClientInterceptors(yotel.NewClientInterceptor(tel.options(""))),
+		rt.WithStreamClientInterceptors(yotel.NewStreamClientInterceptor(tel.options(""))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +112,30 @@ func TestClientAttemptOverGRPC(t *testing.T) {
 	port, _ := strconv.Atoi(portStr)
 	checkAttrs(t, "client", c, map[attribute.Key]any{"rpc.system.name": "yrpc", "network.peer.address": host, "network.peer.port": int64(port)})
 	checkAttempts(t, c, attempt{1, "grpc", host, port, "OK"})
+
+	tel.spans.Reset()
+	s, err := feedrpc.NewFeedClient(grpcCli).Subscribe(context.Background(), &feedrpc.Subscription{Topic: "t", From: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := s.Recv(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _ = waitSpans(t, tel, 1, 0)
+	checkAttrs(t, "client stream", c, map[attribute.Key]any{"rpc.system.name": "yrpc", "network.peer.address": host, "network.peer.port": int64(port)})
+	var tries []sdktrace.Event
+	for _, ev := range c.Events() {
+		if ev.Name == yotel.AttemptEvent {
+			tries = append(tries, ev)
+		}
+	}
+	if len(tries) != 1 || !slices.Contains(tries[0].Attributes, attribute.String("rpc.system.name", "grpc")) {
+		t.Errorf("client stream span's try events: %+v; want one, over grpc", tries)
+	}
 }
 
 // A call that failed over gets an event per try, and network.peer.* of

@@ -33,6 +33,7 @@ type streamSpan struct {
 	start    time.Time
 	sent     atomic.Int64
 	received atomic.Int64
+	tries    *tries // a sampled client stream's; nil otherwise
 }
 
 // message counts a message sent (sent) or received and adds its
@@ -48,6 +49,9 @@ func (s *streamSpan) message(typ string, n *atomic.Int64, msg rt.Message) {
 // end ends the span with err's status and records the stream's
 // duration; it is called once.
 func (s *streamSpan) end(err error) {
+	if s.tries != nil {
+		s.tries.end()
+	}
 	s.in.finish(s.ctx, s.span, s.m, err, s.start)
 	s.span.End()
 }
@@ -72,13 +76,17 @@ func NewStreamClientInterceptor(o Options) rt.StreamClientInterceptor {
 		m := in.method(info)
 		start := time.Now()
 		ctx, span := in.startClient(ctx, m)
+		s := &clientStream{streamSpan: streamSpan{in: in, m: m, ctx: ctx, span: span, start: start}}
+		if span.IsRecording() {
+			s.tries = &tries{span: span}
+			rt.OnAttempt(ctx, s.tries.add)
+		}
 		cs, err := next(ctx, info)
 		if err != nil {
-			in.finish(ctx, span, m, err, start)
-			span.End()
+			s.end(err)
 			return nil, err
 		}
-		s := &clientStream{ClientStreamer: cs, streamSpan: streamSpan{in: in, m: m, ctx: ctx, span: span, start: start}}
+		s.ClientStreamer = cs
 		streamCtx := cs.Context()
 		stop := context.AfterFunc(streamCtx, func() { s.contextDone(streamCtx) })
 		s.mu.Lock()
