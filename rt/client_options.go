@@ -73,12 +73,16 @@ func WithDialer(d Dialer) ClientOption { return clientOption(func(c *clientConfi
 func WithPoolSize(n int) ClientOption { return clientOption(func(c *clientConfig) { c.poolSize = n }) }
 
 // WithClientInterceptors adds client interceptors; the first is outermost.
+// Having any costs a call one allocation (the context that carries the
+// call through them, where OnAttempt finds it).
 func WithClientInterceptors(is ...ClientInterceptor) ClientOption {
 	return clientOption(func(c *clientConfig) { c.interceptors = appendSet(c.interceptors, is) })
 }
 
 // WithStreamClientInterceptors adds stream interceptors; the first is
 // outermost. They wrap the opening of streams, and may wrap the streams.
+// Having any costs a stream two allocations (what OnAttempt fills, and
+// the context that carries it to them).
 func WithStreamClientInterceptors(is ...StreamClientInterceptor) ClientOption {
 	return clientOption(func(c *clientConfig) { c.streamInterceptors = appendSet(c.streamInterceptors, is) })
 }
