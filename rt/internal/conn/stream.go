@@ -34,8 +34,9 @@ type Stream struct {
 // OpenStream opens a stream of r's method (r.Req, r.Resp and r.WantMD
 // are not used) on the connection. onEnd (may be nil) is called once when
 // the stream ends, with io.EOF for a close with status OK, else the
-// stream's error, before Recv returns that end; it must be quick. Errors are *Error values, wrapped in
-// *NotSent: nothing was sent when OpenStream fails.
+// stream's error, before Recv returns that end; it must be quick. Errors
+// are *Error values, wrapped in *NotSent: nothing was sent when
+// OpenStream fails.
 func (c *Conn) OpenStream(ctx context.Context, r *Request, onEnd func(error)) (*Stream, error) {
 	if c.sc == nil {
 		return nil, &NotSent{Err: errorf(Unimplemented, "%s: %s does not support streams (an older yrpc?)", r.Name, c.addr)}

@@ -60,8 +60,9 @@ type Stream struct {
 // server answers a stream when it wants to, maybe after reading messages.
 // onEnd (may be nil) is called once when the stream ends, with io.EOF for
 // a close with status OK, else the stream's error, before Recv returns
-// that end; it must be quick, and it is not called when OpenStream fails. Errors are *conn.Error values,
-// wrapped in *conn.NotSent when nothing was sent.
+// that end; it must be quick, and it is not called when OpenStream fails.
+// Errors are *conn.Error values, wrapped in *conn.NotSent when nothing
+// was sent.
 func (c *Conn) OpenStream(ctx context.Context, r *conn.Request, onEnd func(error)) (*Stream, error) {
 	p := c.p
 	timeout, err := timeoutOf(ctx, r)
