@@ -44,9 +44,11 @@ type call struct {
 	// without it.
 	onAttempt func(Attempt)
 
-	a    attempt      // the attempt of the sequential path, reused
-	pick balance.Info // the balancer's input; Tried is kept as scratch
-	key  []byte       // hash key scratch
+	a     attempt      // the attempt of the sequential path, reused
+	raced []*attempt   // the attempts of races (hedging, forking), reused
+	racer racer        // the state of the call's race, reused
+	pick  balance.Info // the balancer's input; Tried is kept as scratch
+	key   []byte       // hash key scratch
 }
 
 func newCall(c *Client) *call {

@@ -22,7 +22,16 @@ func (k *call) race(n int, delay time.Duration) error {
 	ctx, cancel := context.WithCancel(k.ctx)
 	defer cancel()
 	now := k.c.o.clock.Now()
-	r := &racer{k: k, ctx: ctx, now: now, pi: balance.Info{Now: now}, results: make(chan *attempt, n)}
+	// The call keeps its racer, the providers-tried scratch and the
+	// results channel for its next race: the last race's results have
+	// all been received.
+	results := k.racer.results
+	if cap(results) < n {
+		results = make(chan *attempt, n)
+	}
+	r := &k.racer
+	*r = racer{k: k, ctx: ctx, now: now, pi: balance.Info{Now: now, Tried: k.pick.Tried[:0]}, results: results}
+	defer r.release() // every attempt has delivered its result by then
 	first := 1
 	if delay == 0 {
 		first = n
@@ -77,6 +86,7 @@ type racer struct {
 	results chan *attempt
 	sent    int
 	pending int
+	used    int // attempts of k.raced launched
 	// The last error of an attempt, and of a pick that found no provider.
 	attemptErr, pickErr error
 }
@@ -112,7 +122,9 @@ func (r *racer) launch() {
 		return
 	}
 	r.pi.Tried = append(r.pi.Tried, i)
-	a := &attempt{k: k, ctx: r.ctx, ep: ep, ticket: ticket, n: len(r.pi.Tried), deadline: k.deadline, p: conn.NewPending()}
+	a := k.raceAttempt(r.used)
+	r.used++
+	a.ctx, a.ep, a.ticket, a.n, a.deadline = r.ctx, ep, ticket, len(r.pi.Tried), k.deadline
 	if k.info.Method.NewResponseWithRoom == nil {
 		a.resp = k.info.Method.NewResponse() // else the connection makes it
 	}
@@ -121,6 +133,28 @@ func (r *racer) launch() {
 		a.err = a.run()
 		r.results <- a
 	}()
+}
+
+// release resets the attempts the race sent, which the call keeps for
+// its next races; their results have all been received.
+func (r *racer) release() {
+	for _, a := range r.k.raced[:r.used] {
+		a.reset()
+		a.err = nil
+	}
+	r.k.pick.Tried = r.pi.Tried[:0] // the scratch, grown or not
+	r.ctx, r.attemptErr, r.pickErr = nil, nil, nil
+}
+
+// raceAttempt returns the call's i-th attempt for races, made on its
+// first use: the pooled call keeps it, and with it the connection's
+// record (conn.Pending) and the buffers that keeps across calls, so that
+// a hedged or forked call's attempts are not made anew each time.
+func (k *call) raceAttempt(i int) *attempt {
+	for len(k.raced) <= i {
+		k.raced = append(k.raced, &attempt{k: k, p: conn.NewPending()})
+	}
+	return k.raced[i]
 }
 
 // lost records the error of an attempt that did not end the race.
