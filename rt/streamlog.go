@@ -85,12 +85,12 @@ func (s *countedServerStream) log(l *slog.Logger, info *CallInfo, c Code, start 
 // StreamClientAccessLog returns a stream interceptor that logs one line
 // per stream to l at Info level when the stream ends: method, code,
 // latency, provider and tries as ClientAccessLog's line has them, and the
-// messages sent and received. A stream ends, for its line, at the first of: RecvMsg
-// returning io.EOF (code OK) or an error; SendMsg failing with a code
-// other than FailedPrecondition (that code, like io.EOF, means the stream
-// ended or was half-closed already, and RecvMsg tells its status); the
-// stream's context ending (Canceled, DeadlineExceeded) while no RecvMsg
-// waits; opening it failing. A stream its caller neither reads to the
+// messages sent and received. A stream ends, for its line, at the first
+// of: RecvMsg returning io.EOF (code OK) or an error; SendMsg failing with
+// a code other than FailedPrecondition (that code, like io.EOF, means the
+// stream ended or was half-closed already, and RecvMsg tells its status);
+// the stream's context ending (Canceled, DeadlineExceeded) while no
+// RecvMsg waits; opening it failing. A stream its caller neither reads to the
 // end nor cancels has no line, as it is not over. Give it with
 // WithStreamClientInterceptors (first, to time the other interceptors
 // too); it is safe for concurrent use, and the stream it returns is as
