@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,31 +61,41 @@ func Mem(pid int) (rss, peak float64, err error) {
 // parseStatusRSS reads the VmRSS and VmHWM lines ("VmRSS:  1234 kB") of a
 // /proc/PID/status file, in MiB.
 func parseStatusRSS(status string) (rss, hwm float64, err error) {
-	found := 0
-	for _, line := range strings.Split(status, "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
-			continue
-		}
-		f := strings.Fields(val)
+	vals, err := values(status, "status", "VmRSS", "VmHWM")
+	if err != nil {
+		return 0, 0, err
+	}
+	var mib [2]float64
+	for i, v := range vals {
+		f := strings.Fields(v)
 		if len(f) != 2 || f[1] != "kB" {
-			return 0, 0, fmt.Errorf("procfs: bad /proc status line %q", line)
+			return 0, 0, fmt.Errorf("procfs: bad /proc status value %q", v)
 		}
 		kb, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil {
-			return 0, 0, fmt.Errorf("procfs: bad /proc status line %q: %w", line, err)
+			return 0, 0, fmt.Errorf("procfs: bad /proc status value %q: %w", v, err)
 		}
-		if key == "VmRSS" {
-			rss = float64(kb) / 1024
-		} else {
-			hwm = float64(kb) / 1024
+		mib[i] = float64(kb) / 1024
+	}
+	return mib[0], mib[1], nil
+}
+
+// values returns the values, trimmed, of keys in text, the "key: value"
+// lines of a /proc file (what: "status", "io"), in the order of keys; it
+// fails when one is missing.
+func values(text, what string, keys ...string) ([]string, error) {
+	vals := make([]string, len(keys))
+	found := make([]bool, len(keys))
+	for _, line := range strings.Split(text, "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if i := slices.Index(keys, key); ok && i >= 0 {
+			vals[i], found[i] = strings.TrimSpace(val), true
 		}
-		found++
 	}
-	if found != 2 {
-		return 0, 0, fmt.Errorf("procfs: /proc status without VmRSS and VmHWM")
+	if slices.Contains(found, false) {
+		return nil, fmt.Errorf("procfs: /proc %s without %s", what, strings.Join(keys, " and "))
 	}
-	return rss, hwm, nil
+	return vals, nil
 }
 
 // Sched returns the CPU time process pid's threads have run so far, in
@@ -146,25 +157,15 @@ func IO(pid int) (reads, writes int64, err error) {
 // parseIO reads the syscr and syscw lines ("syscr: 10") of a /proc/PID/io
 // file.
 func parseIO(io string) (reads, writes int64, err error) {
-	found := 0
-	for _, line := range strings.Split(io, "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok || key != "syscr" && key != "syscw" {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
-		if err != nil || n < 0 {
-			return 0, 0, fmt.Errorf("procfs: bad /proc io line %q", line)
-		}
-		if key == "syscr" {
-			reads = n
-		} else {
-			writes = n
-		}
-		found++
+	vals, err := values(io, "io", "syscr", "syscw")
+	if err != nil {
+		return 0, 0, err
 	}
-	if found != 2 {
-		return 0, 0, fmt.Errorf("procfs: /proc io without syscr and syscw")
+	var n [2]int64
+	for i, v := range vals {
+		if n[i], err = strconv.ParseInt(v, 10, 64); err != nil || n[i] < 0 {
+			return 0, 0, fmt.Errorf("procfs: bad /proc io value %q", v)
+		}
 	}
-	return reads, writes, nil
+	return n[0], n[1], nil
 }

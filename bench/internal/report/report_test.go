@@ -152,26 +152,45 @@ func TestCompareTLS(t *testing.T) {
 }
 
 func TestWriters(t *testing.T) {
-	f := sample()
-	tests := []struct {
-		name  string
-		write func(io.Writer, *File) error
-		want  []string
-	}{
-		{"table", WriteTable, []string{"Test CPU, 2 cores", "calls/s", "tcp-pipeline", "1,170,000"}},
-		{"markdown", WriteMarkdown, []string{"| impl | c |", "| yrpc | 1 | 10,050 |", "- c=64: yrpc 60,050"}},
-		{"svg", WriteSVG, []string{"<svg", "c = 64", "yrpc v1", "60k", "1.17M"}},
-	}
-	for _, tt := range tests {
+	wantOutputs(t, sample(),
+		output{"table", WriteTable, []string{"Test CPU, 2 cores", "calls/s", "tcp-pipeline", "1,170,000"}},
+		output{"markdown", WriteMarkdown, []string{"| impl | c |", "| yrpc | 1 | 10,050 |", "- c=64: yrpc 60,050"}},
+		output{"svg", WriteSVG, []string{"<svg", "c = 64", "yrpc v1", "60k", "1.17M"}})
+}
+
+// output is a writer of a File and what its output must hold.
+type output struct {
+	name  string
+	write func(io.Writer, *File) error
+	want  []string
+}
+
+// wantOutputs writes f with each writer of outs and checks that its
+// output holds every string it wants.
+func wantOutputs(t *testing.T, f *File, outs ...output) {
+	t.Helper()
+	for _, o := range outs {
 		var b bytes.Buffer
-		if err := tt.write(&b, f); err != nil {
-			t.Fatalf("%s: %v", tt.name, err)
+		if err := o.write(&b, f); err != nil {
+			t.Fatalf("%s: %v", o.name, err)
 		}
-		for _, w := range tt.want {
+		for _, w := range o.want {
 			if !strings.Contains(b.String(), w) {
-				t.Errorf("%s: output lacks %q:\n%s", tt.name, w, b.String())
+				t.Errorf("%s: output lacks %q:\n%s", o.name, w, b.String())
 			}
 		}
+	}
+}
+
+// markdownLacks checks that f's markdown does not hold s.
+func markdownLacks(t *testing.T, f *File, s string) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), s) {
+		t.Errorf("markdown holds %q:\n%s", s, b.String())
 	}
 }
 
@@ -189,54 +208,18 @@ func TestIdleTable(t *testing.T) {
 	if y := f.Summary[0]; y.ClientIdleCPU != 0.1875 || y.ServerIdleCPU != 0.375 || y.ClientIdleWakeups != 15 || y.ServerIdleWakeups != 30 {
 		t.Errorf("yrpc c=1 idle = %+v; want the medians 0.1875 %%, 0.375 %%, 15/s, 30/s", y)
 	}
-	var b bytes.Buffer
-	if err := WriteMarkdown(&b, f); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(b.String(), "idle CPU") {
-		t.Errorf("markdown without -idle has an idle table:\n%s", b.String())
-	}
+	markdownLacks(t, f, "idle CPU") // without -idle
 	f.Settings.IdleSeconds = 10
 	wantOutputs(t, f,
-		[]string{"connected and idle for 10s", "schedstat", "| impl | c | cli idle CPU % | srv idle CPU % | cli wake-ups/s | srv wake-ups/s |", "| yrpc | 64 | 0.188 | 0.375 | 15.0 | 30.0 |"},
-		[]string{"cli idle CPU %", "srv wake-ups/s", "0.188", "30.0"})
-}
-
-// wantOutputs writes f as markdown and as a text table and checks that
-// each holds every string of its list.
-func wantOutputs(t *testing.T, f *File, markdown, table []string) {
-	t.Helper()
-	for _, tt := range []struct {
-		name  string
-		write func(io.Writer, *File) error
-		want  []string
-	}{
-		{"markdown", WriteMarkdown, markdown},
-		{"table", WriteTable, table},
-	} {
-		var b bytes.Buffer
-		if err := tt.write(&b, f); err != nil {
-			t.Fatalf("%s: %v", tt.name, err)
-		}
-		for _, w := range tt.want {
-			if !strings.Contains(b.String(), w) {
-				t.Errorf("%s: output lacks %q:\n%s", tt.name, w, b.String())
-			}
-		}
-	}
+		output{"markdown", WriteMarkdown, []string{"connected and idle for 10s", "schedstat", "| impl | c | cli idle CPU % | srv idle CPU % | cli wake-ups/s | srv wake-ups/s |", "| yrpc | 64 | 0.188 | 0.375 | 15.0 | 30.0 |"}},
+		output{"table", WriteTable, []string{"cli idle CPU %", "srv wake-ups/s", "0.188", "30.0"}})
 }
 
 // TestOpsTable: the wake-ups and system calls per call are medians over
 // the repeats, and get a table of their own once measured.
 func TestOpsTable(t *testing.T) {
 	f := sample()
-	var b bytes.Buffer
-	if err := WriteMarkdown(&b, f); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(b.String(), "wake-ups/call") {
-		t.Errorf("markdown without wake-ups measured has their table:\n%s", b.String())
-	}
+	markdownLacks(t, f, "wake-ups/call") // not measured
 	for i := range f.Results {
 		r := &f.Results[i]
 		r.ClientWakeups, r.ServerWakeups = float64(r.Repeat)/8, float64(r.Repeat)/4 // exact in binary
@@ -247,8 +230,8 @@ func TestOpsTable(t *testing.T) {
 		t.Errorf("yrpc c=1 = %+v; want the medians 0.1875, 0.375, 0.75, 1.5", y)
 	}
 	wantOutputs(t, f,
-		[]string{"/proc/PID/io syscr + syscw", "| impl | c | cli wake-ups/call | srv wake-ups/call | cli read+write syscalls/call | srv read+write syscalls/call |", "| yrpc | 64 | 0.188 | 0.375 | 0.750 | 1.500 |"},
-		[]string{"cli wake-ups/call", "srv read+write syscalls/call", "0.188", "1.500"})
+		output{"markdown", WriteMarkdown, []string{"/proc/PID/io syscr + syscw", "| impl | c | cli wake-ups/call | srv wake-ups/call | cli read+write syscalls/call | srv read+write syscalls/call |", "| yrpc | 64 | 0.188 | 0.375 | 0.750 | 1.500 |"}},
+		output{"table", WriteTable, []string{"cli wake-ups/call", "srv read+write syscalls/call", "0.188", "1.500"}})
 }
 
 // TestSVGWellFormed decodes the chart as XML, for full and empty results.
