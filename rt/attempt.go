@@ -44,8 +44,9 @@ type Attempt struct {
 // A unary call's tries are all reported before the interceptor's next
 // returns. A stream's tries that failed to open are reported before next
 // returns, and the one that opened when the stream ends: before RecvMsg
-// returns the end the provider sent (a close, an error); a stream that
-// its context ended may report it after that.
+// returns its end (a close, an error, the context's end), before SendMsg
+// returns an error that the context's end caused, and before the
+// stream's Context ends.
 //
 // OnAttempt reports false, and f is never called, when ctx carries no
 // call or stream of an rt.Client (outside an interceptor).

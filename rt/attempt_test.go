@@ -156,6 +156,54 @@ func TestOnAttemptStream(t *testing.T) {
 				t.Fatalf("%s: tries when RecvMsg returned io.EOF: %+v; want one, at %s over %s, OK", addr, tries, addr, want)
 			}
 		}
+		// A stream its caller cancels: its try is reported before the
+		// stream's Context ends (what an access log's line or a span
+		// waits on when no RecvMsg does), and before a RecvMsg that
+		// waited or a SendMsg after the cancel returns Canceled.
+		for i := range 30 {
+			ctx, cancel := context.WithCancel(ctxT(t))
+			defer cancel()
+			cs, err := cli.NewStream(ctx, &probeDesc, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cs.SendMsg(&msg{S: "a"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := cs.RecvMsg(new(msg)); err != nil {
+				t.Fatal(err)
+			}
+			var how string
+			switch i % 3 {
+			case 0:
+				how = "Context ended"
+				cancel()
+				<-cs.Context().Done()
+				if err := cs.Context().Err(); err != context.Canceled {
+					t.Fatalf("%s: the canceled stream's Context().Err() = %v, want context.Canceled", addr, err)
+				}
+			case 1:
+				how = "waiting RecvMsg returned"
+				recv := make(chan error, 1)
+				go func() { recv <- cs.RecvMsg(new(msg)) }()
+				cancel()
+				if err := <-recv; rt.CodeOf(err) != rt.Canceled {
+					t.Fatalf("%s: RecvMsg of the canceled stream: %v, want Canceled", addr, err)
+				}
+			case 2:
+				how = "SendMsg returned"
+				cancel()
+				if err := cs.SendMsg(&msg{S: "b"}); rt.CodeOf(err) != rt.Canceled {
+					t.Fatalf("%s: SendMsg after the cancel: %v, want Canceled", addr, err)
+				}
+			}
+			mu.Lock()
+			tries := slices.Clone(got)
+			mu.Unlock()
+			if len(tries) != 1 || tries[0].Addr != addr || rt.CodeOf(tries[0].Err) != rt.Canceled {
+				t.Fatalf("%s: tries when the canceled stream's %s: %+v; want one, at %s, Canceled", addr, how, tries, addr)
+			}
+		}
 		ctx, cancel := context.WithCancel(ctxT(t))
 		cancel()
 		if _, err := cli.NewStream(ctx, &probeDesc, 5); rt.CodeOf(err) != rt.Canceled {

@@ -138,8 +138,11 @@ type clientStream struct {
 	v      *svcView
 	pick   balance.Info // providers tried
 	creds  MD
-	ctx    context.Context
+	ctx    context.Context // the stream's context at the connections: the caller's, or under the method's deadline
 	cancel context.CancelFunc
+	uctx   streamContext // Context(), made by its first call
+	values ctxValues     // ctx without its end, under uctx
+	ctxed  sync.Once     // makes uctx
 	start  time.Time
 	tries  int // server streams: how many providers may be tried in all
 	// onAttempt is what stream interceptors gave OnAttempt; nil without.
@@ -157,6 +160,11 @@ type clientStream struct {
 	received bool                      // a response reached the caller: no more retries
 	finished bool                      // the stream's call event is out
 	pending  func() bool               // stops finishing on the context's end while a retry may follow
+	live     int                       // tries opened (or being opened) whose end is not reported yet
+	ended    bool                      // ctx ended, or RecvMsg returned the stream's end
+	watched  bool                      // uctx is made
+	uended   bool                      // uctx ended, or is ending
+	unwatch  func() bool               // stops watching ctx for uctx
 
 	// RecvMsg returned the stream's end, or a message (so received is
 	// set); guarded by recvMu.
@@ -192,6 +200,7 @@ func (s *clientStream) openNext() error {
 		s.pick.Tried = append(s.pick.Tried, i)
 		s.mu.Lock()
 		s.opened++
+		s.live++
 		t := &streamTry{s: s, n: s.opened, ep: ep, ticket: ticket, start: s.c.o.clock.Now()}
 		stop := s.pending // the last try's end no longer ends the stream
 		s.pending = nil
@@ -283,6 +292,7 @@ func (t *streamTry) done(connErr error, opened bool) {
 	if s.onAttempt != nil {
 		s.onAttempt(Attempt{N: t.n, Addr: t.ep.addr, Protocol: t.ep.protocol(), Err: err, Start: t.start, Duration: now.Sub(t.start)})
 	}
+	defer s.settle(false, true)
 	if s.c.o.observer == nil || !opened {
 		return // not opened: openNext's caller reports the stream
 	}
@@ -326,7 +336,116 @@ func (s *clientStream) finish(err error) {
 
 func (s *clientStream) try() *streamTry { return s.cur.Load() }
 
-func (s *clientStream) Context() context.Context { return s.ctx }
+// Context is the stream's context: the caller's values and deadline, and
+// an end of its own that comes once the caller's context has ended (or
+// the method's deadline passed), or RecvMsg has returned the stream's
+// end, and every try of the stream has been reported (to OnAttempt, the
+// observer, the breaker). An access log's line or a span that waits on it
+// thus finds the stream settled. It is made by the first call, as most
+// streams are never asked for it.
+func (s *clientStream) Context() context.Context {
+	s.ctxed.Do(s.watchContext)
+	return &s.uctx
+}
+
+// streamContext is a client stream's Context (see clientStream.Context).
+type streamContext struct {
+	context.Context // its own end, under the stream's values
+	parent          context.Context
+	cancel          context.CancelCauseFunc
+}
+
+func (c *streamContext) Deadline() (time.Time, bool) { return c.parent.Deadline() }
+
+// Err is the stream's context's error when that ended, else Canceled
+// (the stream ended).
+func (c *streamContext) Err() error {
+	if c.Context.Err() == nil {
+		return nil
+	}
+	if err := c.parent.Err(); err != nil {
+		return err
+	}
+	return context.Canceled
+}
+
+// ctxValues is a context's values without its end or deadline: what
+// context.WithoutCancel makes, kept in the stream rather than allocated.
+type ctxValues struct{ context.Context }
+
+func (ctxValues) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (ctxValues) Done() <-chan struct{}       { return nil }
+func (ctxValues) Err() error                  { return nil }
+
+// watchContext makes Context: it ends when ctx does, or RecvMsg returns
+// the stream's end, after the tries (settle).
+func (s *clientStream) watchContext() {
+	s.values.Context = s.ctx
+	s.uctx.parent = s.ctx
+	s.uctx.Context, s.uctx.cancel = context.WithCancelCause(&s.values)
+	s.mu.Lock()
+	s.watched = true
+	s.mu.Unlock()
+	if s.ctx.Done() != nil {
+		stop := context.AfterFunc(s.ctx, s.ctxEnded) // at once if ctx has ended
+		s.mu.Lock()
+		s.unwatch = stop
+		over := s.uended
+		s.mu.Unlock()
+		if over {
+			stop()
+		}
+	}
+	s.settle(false, false) // the stream may be over already
+}
+
+func (s *clientStream) ctxEnded() { s.settle(true, false) }
+
+// settle records that the stream ended (ctx, or RecvMsg returned its
+// end) or that a try's end was reported, then ends Context if the stream
+// has ended and no try is left to report.
+func (s *clientStream) settle(ended, tryEnded bool) {
+	s.mu.Lock()
+	if ended {
+		s.ended = true
+	}
+	if tryEnded {
+		s.live--
+	}
+	end := s.watched && s.ended && s.live == 0 && !s.uended
+	if end {
+		s.uended = true
+	}
+	stop := s.unwatch
+	s.mu.Unlock()
+	if !end {
+		return
+	}
+	s.uctx.cancel(context.Cause(s.ctx)) // nil while ctx lasts: Canceled
+	if stop != nil {
+		stop()
+	}
+}
+
+// settled returns err, which ends the stream for its caller, once the
+// stream's tries are reported when its context has ended (and err came of
+// that, most likely): the connection's watch of the context reports the
+// try, but SendMsg and RecvMsg may see the end first, and what the
+// caller's interceptors do with err (end a log line, a span) should find
+// the try reported.
+func (s *clientStream) settled(err error) error {
+	if err != nil && s.ctx.Err() != nil {
+		<-s.Context().Done()
+	}
+	return err
+}
+
+// over marks the stream's end, as RecvMsg returns it.
+func (s *clientStream) over() {
+	s.recvOver = true
+	s.cancel()
+	s.settle(true, false)
+}
 
 // SendMsg sends m. A message the stream cannot take (over the method's
 // MaxMessageSize or the server's frame size) ends the stream, as gRPC
@@ -341,7 +460,7 @@ func (s *clientStream) SendMsg(m Message) error {
 	if err := s.ctx.Err(); err != nil {
 		// The caller gave up: the stream is being reset (the context's
 		// watch may not have run yet), so the message would be lost.
-		return ctxError(err, s.info.Method.FullName)
+		return s.settled(ctxError(err, s.info.Method.FullName))
 	}
 	t := s.try()
 	if s.tries > 1 {
@@ -356,7 +475,7 @@ func (s *clientStream) SendMsg(m Message) error {
 		e := unwrapNotSent(err).(*Error)
 		t.cs.Reset(uint8(e.Code), e.Message, &conn.Error{Code: uint8(e.Code), Message: e.Message})
 	}
-	return err
+	return s.settled(err)
 }
 
 // RecvMsg receives the next message; io.EOF at the end. A server stream
@@ -370,11 +489,10 @@ func (s *clientStream) RecvMsg(m Message) error {
 	defer s.recvMu.Unlock()
 	if err := s.ctx.Err(); err != nil && !s.recvOver {
 		// The caller gave up: messages that came before are not for it.
-		s.recvOver = true
-		s.cancel()
 		err = ctxError(err, s.info.Method.FullName)
 		s.finish(err)
-		return err
+		s.over()
+		return s.settled(err)
 	}
 	for {
 		t := s.try()
@@ -389,18 +507,16 @@ func (s *clientStream) RecvMsg(m Message) error {
 			}
 			return nil
 		case err == io.EOF:
-			s.recvOver = true
-			s.cancel()
+			s.over()
 			return err
 		}
 		err = fromConn(err)
 		if s.retry(err) {
 			continue
 		}
-		s.recvOver = true
-		s.cancel()
 		s.finish(err)
-		return err
+		s.over()
+		return s.settled(err)
 	}
 }
 

@@ -38,7 +38,12 @@ func (k StreamKind) String() string {
 // interceptor wraps is as safe as its wrapper.)
 type Stream interface {
 	// Context is the stream's context: canceled when the stream ends, its
-	// deadline passes or the peer resets it.
+	// deadline passes or the peer resets it. A client stream's has the
+	// caller's values and deadline and ends when the caller's context
+	// does (or the method's timeout passes) or once RecvMsg has returned
+	// the stream's end, with the caller's context's error or Canceled,
+	// after the stream's tries are reported (OnAttempt): what waits on it
+	// finds the stream settled.
 	Context() context.Context
 	// SendMsg sends m, waiting for the peer's flow-control credit.
 	SendMsg(m Message) error

@@ -209,3 +209,37 @@ func benchBidiEcho(b *testing.B, scheme string) {
 		})
 	}
 }
+
+// BenchmarkStreamOpen measures a whole short stream over loopback TCP,
+// client and server in this process: one op opens a server stream under
+// a cancelable context (as a request's is), sends its request and reads
+// its one 581-byte message to the end.
+func BenchmarkStreamOpen(b *testing.B) { benchStreamOpen(b, "") }
+
+// BenchmarkGRPCStreamOpen is BenchmarkStreamOpen over gRPC.
+func BenchmarkGRPCStreamOpen(b *testing.B) { benchStreamOpen(b, "grpc://") }
+
+func benchStreamOpen(b *testing.B, scheme string) {
+	cli, stop := benchStreamEnvOn(b, scheme)
+	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req := &msg{S: "1"}
+	var m msg
+	b.ReportAllocs()
+	for b.Loop() {
+		cs, err := cli.NewStream(ctx, &benchFeedDesc, 0)
+		if err == nil {
+			err = cs.SendMsg(req)
+		}
+		if err == nil {
+			err = cs.CloseSend()
+		}
+		for err == nil {
+			err = cs.RecvMsg(&m)
+		}
+		if err != io.EOF {
+			b.Fatal(err)
+		}
+	}
+}

@@ -95,10 +95,9 @@ func (s *countedServerStream) log(l *slog.Logger, info *CallInfo, c Code, start 
 // WithStreamClientInterceptors (first, to time the other interceptors
 // too); it is safe for concurrent use, and the stream it returns is as
 // safe as the one it wraps. It costs a clock reading, a wrapper of the
-// stream, a context.AfterFunc, what OnAttempt keeps and a log record per
-// stream, and a few atomic operations per message. A stream that its
-// context ended may be logged before its try was reported (see
-// OnAttempt): its line then names no provider.
+// stream, a context.AfterFunc on the stream's Context (which the stream
+// makes for its first caller), what OnAttempt keeps and a log record per
+// stream, and a few atomic operations per message.
 func StreamClientAccessLog(l *slog.Logger) StreamClientInterceptor {
 	return func(ctx context.Context, info *CallInfo, next Streamer) (ClientStreamer, error) {
 		start := time.Now()
@@ -143,7 +142,7 @@ type loggedClientStream struct {
 	mu      sync.Mutex
 	recving int         // RecvMsg calls under way
 	late    error       // the context's error, when it ended while a RecvMsg waited
-	over    bool        // the line is written, or being written
+	over    bool        // the line is claimed: written, or being written
 	stop    func() bool // stops the context's AfterFunc
 }
 
@@ -151,7 +150,12 @@ func (s *loggedClientStream) SendMsg(m Message) error {
 	err := s.ClientStreamer.SendMsg(m)
 	s.n.count(true, err)
 	if err != nil && err != io.EOF && CodeOf(err) != FailedPrecondition {
-		s.end(err)
+		s.mu.Lock()
+		over := s.claim()
+		s.mu.Unlock()
+		if over {
+			s.end(err)
+		}
 	}
 	return err
 }
@@ -162,17 +166,24 @@ func (s *loggedClientStream) RecvMsg(m Message) error {
 	s.mu.Unlock()
 	err := s.ClientStreamer.RecvMsg(m)
 	s.n.count(false, err)
+	end := err
+	if err == io.EOF {
+		end = nil
+	}
+	// The end is claimed with recving lowered, under one lock: the
+	// stream's context ends before RecvMsg returns the stream's end, and
+	// contextDone must not take that for the end.
 	s.mu.Lock()
 	s.recving--
-	end := err
-	if err == nil {
-		end = s.late // the stream is over; its next RecvMsg would say so
+	over := false
+	switch {
+	case err != nil:
+		over = s.claim()
+	case s.late != nil: // the stream is over; its next RecvMsg would say so
+		end, over = s.late, s.claim()
 	}
 	s.mu.Unlock()
-	switch {
-	case err == io.EOF:
-		s.end(nil)
-	case end != nil:
+	if over {
 		s.end(end)
 	}
 	return err
@@ -183,25 +194,34 @@ func (s *loggedClientStream) RecvMsg(m Message) error {
 // status (which may be OK: the stream ending also ends its context).
 func (s *loggedClientStream) contextDone(err error) {
 	s.mu.Lock()
-	waiting := s.recving > 0
-	if waiting {
+	over := false
+	if s.recving > 0 {
 		s.late = err
+	} else {
+		over = s.claim()
 	}
 	s.mu.Unlock()
-	if !waiting {
+	if over {
 		s.end(err)
 	}
 }
 
-// end writes the stream's line, once, with err's code.
+// claim reports whether the caller is the one to write the line; s.mu
+// is held.
+func (s *loggedClientStream) claim() bool {
+	if s.over {
+		return false
+	}
+	s.over = true
+	return true
+}
+
+// end writes the stream's line with err's code; the caller has claimed
+// it.
 func (s *loggedClientStream) end(err error) {
 	s.mu.Lock()
-	over, stop := s.over, s.stop
-	s.over = true
+	stop := s.stop
 	s.mu.Unlock()
-	if over {
-		return
-	}
 	if stop != nil {
 		stop()
 	}

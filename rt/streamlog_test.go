@@ -159,9 +159,7 @@ func TestStreamAccessLogs(t *testing.T) {
 			// when the cancel ends it (over HTTP/2).
 			cancel()
 			return nil
-			// The client's line may come before its try's end (see
-			// rt.OnAttempt): it may name no provider.
-		}, []string{"client " + chat + " Canceled 1/1 tries=* provider=*", "server " + chat + " Canceled */1"}},
+		}, []string{"client " + chat + " Canceled 1/1 tries=1 provider=P", "server " + chat + " Canceled */1"}},
 		{"failed to open", func(ctx context.Context, cli *rt.Client) error {
 			ctx, cancel := context.WithCancel(ctx)
 			cancel()

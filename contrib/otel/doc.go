@@ -63,8 +63,7 @@
 // client span name the provider whose outcome the call returned: the
 // first try that succeeded, or else the last to end (a host name as the
 // registry or rt.WithAddrs lists it; no attribute for a call answered by
-// a mock, nor for a stream its context ended before its try's end was
-// reported, see rt.OnAttempt).
+// a mock).
 // Without Options.ServerAddr, server.address is the service's name, the
 // path under which the registry lists its providers, as the conventions
 // allow ("an endpoint and path in the service registry").

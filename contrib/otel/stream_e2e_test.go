@@ -469,6 +469,11 @@ func TestStreamEnd(t *testing.T) {
 			if s.Parent().SpanID() != c.SpanContext().SpanID() {
 				t.Errorf("server span's parent %s is not the client span %s", s.Parent().SpanID(), c.SpanContext().SpanID())
 			}
+			// However it ended, the stream's try is reported before its
+			// span ends: the span names the provider.
+			if got := attrs(c)["network.peer.address"].AsString(); got != "127.0.0.1" {
+				t.Errorf("client span's network.peer.address %q, want 127.0.0.1", got)
+			}
 			checkMessages(t, c, s, tt.sent, tt.recv)
 		})
 	}
