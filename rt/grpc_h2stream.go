@@ -381,12 +381,12 @@ func (h *h2Conn) unaryData(st *h2Stream, data []byte, end bool) {
 		b = st.body.b
 	}
 	flags, msg, _, err := grpcwire.Cut(b, h.s.o.maxFrame)
-	switch err.(type) {
+	switch err := err.(type) {
 	case nil:
 	case *grpcwire.TooLargeError:
 		st.waiting = false
 		h.mu.Unlock()
-		st.fail(tooLarge(st.sc.me.info.Method.FullName, err.(*grpcwire.TooLargeError)), st.sc.ctx.finish())
+		st.fail(tooLarge(st.sc.me.info.Method.FullName, err), st.sc.ctx.finish())
 		st.end()
 		return
 	default: // a part of the message

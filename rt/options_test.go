@@ -3,7 +3,6 @@ package rt_test
 import (
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -13,7 +12,10 @@ func TestOptionMisuseDoesNotCompile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command")
 	}
-	gocmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	gocmd, err := exec.LookPath("go") // go test puts its own first in PATH
+	if err != nil {
+		t.Fatal(err)
+	}
 	vet := func(file string) (string, error) {
 		out, err := exec.Command(gocmd, "vet", filepath.Join("testdata", "misuse", file)).CombinedOutput()
 		return string(out), err

@@ -21,7 +21,6 @@ import (
 // tlsEnv is a server with TLS on loopback; clients are made by the test.
 type tlsEnv struct {
 	t    *testing.T
-	ca   *testcerts.CA
 	impl *testImpl
 	srv  *rt.Server
 	addr string

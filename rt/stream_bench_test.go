@@ -66,10 +66,9 @@ var benchFeedDesc = rt.ServiceDesc{
 	},
 }
 
-func benchStreamEnv(b *testing.B) (*rt.Client, func()) { return benchStreamEnvOn(b, "") }
-
-// benchStreamEnvOn is benchStreamEnv with the client calling the server
-// at scheme+address: "" for yrpc, "grpc://" for gRPC.
+// benchStreamEnvOn starts a server of bench.Feed on loopback and a
+// client calling it at scheme+address ("" for yrpc, "grpc://" for gRPC),
+// both without an observer; the func stops them.
 func benchStreamEnvOn(b *testing.B, scheme string) (*rt.Client, func()) {
 	srv := rt.NewServer(rt.WithObserver(nil))
 	srv.RegisterService(&benchFeedDesc, struct{}{})
