@@ -162,6 +162,7 @@ type clientStream struct {
 	pending  func() bool               // stops finishing on the context's end while a retry may follow
 	live     int                       // tries opened (or being opened) whose end is not reported yet
 	ended    bool                      // ctx ended, or RecvMsg returned the stream's end
+	endErr   error                     // then: ctx's error, or Canceled
 	watched  bool                      // uctx is made
 	uended   bool                      // uctx ended, or is ending
 	unwatch  func() bool               // stops watching ctx for uctx
@@ -353,20 +354,28 @@ type streamContext struct {
 	context.Context // its own end, under the stream's values
 	parent          context.Context
 	cancel          context.CancelCauseFunc
+	err             error // set before cancel
 }
 
 func (c *streamContext) Deadline() (time.Time, bool) { return c.parent.Deadline() }
 
-// Err is the stream's context's error when that ended, else Canceled
-// (the stream ended).
+// Err is the stream's context's error if that had ended when this one
+// ended, else Canceled (the stream ended).
 func (c *streamContext) Err() error {
 	if c.Context.Err() == nil {
 		return nil
 	}
-	if err := c.parent.Err(); err != nil {
-		return err
+	return c.err
+}
+
+// end ends c with err, parent's error or Canceled.
+func (c *streamContext) end(err error) {
+	c.err = err
+	var cause error // Canceled
+	if err != context.Canceled {
+		cause = context.Cause(c.parent)
 	}
-	return context.Canceled
+	c.cancel(cause)
 }
 
 // ctxValues is a context's values without its end or deadline: what
@@ -406,8 +415,11 @@ func (s *clientStream) ctxEnded() { s.settle(true, false) }
 // has ended and no try is left to report.
 func (s *clientStream) settle(ended, tryEnded bool) {
 	s.mu.Lock()
-	if ended {
+	if ended && !s.ended {
 		s.ended = true
+		if s.endErr = s.ctx.Err(); s.endErr == nil {
+			s.endErr = context.Canceled
+		}
 	}
 	if tryEnded {
 		s.live--
@@ -416,12 +428,12 @@ func (s *clientStream) settle(ended, tryEnded bool) {
 	if end {
 		s.uended = true
 	}
-	stop := s.unwatch
+	stop, err := s.unwatch, s.endErr
 	s.mu.Unlock()
 	if !end {
 		return
 	}
-	s.uctx.cancel(context.Cause(s.ctx)) // nil while ctx lasts: Canceled
+	s.uctx.end(err)
 	if stop != nil {
 		stop()
 	}

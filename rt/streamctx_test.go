@@ -60,12 +60,20 @@ func TestClientStreamContext(t *testing.T) {
 				t.Errorf("%s: after the end, the stream's context's error %v (want Canceled), the caller's %v (want nil)", name, err, ctx.Err())
 			}
 
-			// The caller's deadline ends it first: DeadlineExceeded. The
-			// stream needs to open within the timeout; it is tried with
-			// longer ones until it does.
+			// The caller's deadline ends a stream that goes on first:
+			// DeadlineExceeded; the context of one that was over by then
+			// keeps its Canceled. The streams need to be done with before
+			// the timeout; they are tried with longer ones until they are.
 			for timeout := 100 * time.Millisecond; ; timeout *= 4 {
 				dctx, cancel := context.WithTimeout(ctxT(t), timeout)
-				cs, err := cli.NewStream(dctx, &probeDesc, 7)
+				over, err := openProbe(dctx, cli, 5, "1")
+				if err == nil {
+					err = readToEnd(over, nil)
+				}
+				var long rt.ClientStreamer
+				if err == nil {
+					long, err = cli.NewStream(dctx, &probeDesc, 7)
+				}
 				if err != nil {
 					cancel()
 					if rt.CodeOf(err) == rt.DeadlineExceeded && timeout < 10*time.Second {
@@ -73,11 +81,14 @@ func TestClientStreamContext(t *testing.T) {
 					}
 					t.Fatalf("%s: %v", name, err)
 				}
-				<-cs.Context().Done()
-				err = cs.Context().Err()
+				<-long.Context().Done()
+				err = long.Context().Err()
 				cancel()
 				if err != context.DeadlineExceeded {
 					t.Errorf("%s: the stream's context ended by the deadline: %v, want DeadlineExceeded", name, err)
+				}
+				if err := over.Context().Err(); err != context.Canceled {
+					t.Errorf("%s: the context of the stream over before the deadline: %v after it, want Canceled as before", name, err)
 				}
 				break
 			}
