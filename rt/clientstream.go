@@ -163,6 +163,7 @@ type clientStream struct {
 	live     int                       // tries opened (or being opened) whose end is not reported yet
 	ended    bool                      // ctx ended, or RecvMsg returned the stream's end
 	endErr   error                     // then: ctx's error, or Canceled
+	endCause error                     // then: ctx's cause, or nil
 	watched  bool                      // uctx is made
 	uended   bool                      // uctx ended, or is ending
 	unwatch  func() bool               // stops watching ctx for uctx
@@ -368,13 +369,9 @@ func (c *streamContext) Err() error {
 	return c.err
 }
 
-// end ends c with err, parent's error or Canceled.
-func (c *streamContext) end(err error) {
+// end ends c with err and cause (nil: err).
+func (c *streamContext) end(err, cause error) {
 	c.err = err
-	var cause error // Canceled
-	if err != context.Canceled {
-		cause = context.Cause(c.parent)
-	}
 	c.cancel(cause)
 }
 
@@ -417,7 +414,8 @@ func (s *clientStream) settle(ended, tryEnded bool) {
 	s.mu.Lock()
 	if ended && !s.ended {
 		s.ended = true
-		if s.endErr = s.ctx.Err(); s.endErr == nil {
+		s.endErr, s.endCause = s.ctx.Err(), context.Cause(s.ctx)
+		if s.endErr == nil {
 			s.endErr = context.Canceled
 		}
 	}
@@ -428,12 +426,12 @@ func (s *clientStream) settle(ended, tryEnded bool) {
 	if end {
 		s.uended = true
 	}
-	stop, err := s.unwatch, s.endErr
+	stop, err, cause := s.unwatch, s.endErr, s.endCause
 	s.mu.Unlock()
 	if !end {
 		return
 	}
-	s.uctx.end(err)
+	s.uctx.end(err, cause)
 	if stop != nil {
 		stop()
 	}

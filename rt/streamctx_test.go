@@ -2,6 +2,7 @@ package rt_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -58,6 +59,20 @@ func TestClientStreamContext(t *testing.T) {
 			}
 			if err := sctx.Err(); err != context.Canceled || ctx.Err() != nil {
 				t.Errorf("%s: after the end, the stream's context's error %v (want Canceled), the caller's %v (want nil)", name, err, ctx.Err())
+			}
+
+			// Canceled by its caller with a cause: the stream's context
+			// has it too.
+			cctx, cancelCause := context.WithCancelCause(ctxT(t))
+			cs, err = cli.NewStream(cctx, &probeDesc, 7)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			why := errors.New("the caller's cause")
+			cancelCause(why)
+			<-cs.Context().Done()
+			if err, cause := cs.Context().Err(), context.Cause(cs.Context()); err != context.Canceled || cause != why {
+				t.Errorf("%s: the canceled stream's context: error %v, cause %v; want Canceled, %v", name, err, cause, why)
 			}
 
 			// The caller's deadline ends a stream that goes on first:
