@@ -141,7 +141,6 @@ type clientStream struct {
 	ctx    context.Context // the stream's context at the connections: the caller's, or under the method's deadline
 	cancel context.CancelFunc
 	uctx   streamContext // Context(), made by its first call
-	values ctxValues     // ctx without its end, under uctx
 	ctxed  sync.Once     // makes uctx
 	start  time.Time
 	tries  int // server streams: how many providers may be tried in all
@@ -163,7 +162,6 @@ type clientStream struct {
 	live     int                       // tries opened (or being opened) whose end is not reported yet
 	ended    bool                      // ctx ended, or RecvMsg returned the stream's end
 	endErr   error                     // then: ctx's error, or Canceled
-	endCause error                     // then: ctx's cause, or nil
 	watched  bool                      // uctx is made
 	uended   bool                      // uctx ended, or is ending
 	unwatch  func() bool               // stops watching ctx for uctx
@@ -350,45 +348,49 @@ func (s *clientStream) Context() context.Context {
 	return &s.uctx
 }
 
-// streamContext is a client stream's Context (see clientStream.Context).
+// streamContext is a client stream's Context (see clientStream.Context):
+// the values, deadline and cause of the stream's context, and an end of
+// its own. It implements AfterFunc (which the context package looks
+// for), so that the contexts derived from it and context.AfterFunc wait
+// on that end, and the derived ones end with its error.
 type streamContext struct {
-	context.Context // its own end, under the stream's values
-	parent          context.Context
-	cancel          context.CancelCauseFunc
-	err             error // set before cancel
+	parent context.Context // the stream's context
+	end    context.Context // ends when the stream's context does
+	cancel context.CancelFunc
+	err    error // set before cancel
 }
 
 func (c *streamContext) Deadline() (time.Time, bool) { return c.parent.Deadline() }
+func (c *streamContext) Done() <-chan struct{}       { return c.end.Done() }
+func (c *streamContext) Value(key any) any           { return c.parent.Value(key) }
 
-// Err is the stream's context's error if that had ended when this one
-// ended, else Canceled (the stream ended).
+// Err is the error of the stream's context if that had ended when this
+// one ended, else Canceled (the stream ended).
 func (c *streamContext) Err() error {
-	if c.Context.Err() == nil {
+	if c.end.Err() == nil {
 		return nil
 	}
 	return c.err
 }
 
-// end ends c with err and cause (nil: err).
-func (c *streamContext) end(err, cause error) {
-	c.err = err
-	c.cancel(cause)
+// AfterFunc is context.AfterFunc of c.
+func (c *streamContext) AfterFunc(f func()) (stop func() bool) {
+	return context.AfterFunc(c.end, f)
 }
 
-// ctxValues is a context's values without its end or deadline: what
-// context.WithoutCancel makes, kept in the stream rather than allocated.
-type ctxValues struct{ context.Context }
+func (c *streamContext) String() string { return "rt client stream context" }
 
-func (ctxValues) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (ctxValues) Done() <-chan struct{}       { return nil }
-func (ctxValues) Err() error                  { return nil }
+// finish ends c with err.
+func (c *streamContext) finish(err error) {
+	c.err = err
+	c.cancel()
+}
 
 // watchContext makes Context: it ends when ctx does, or RecvMsg returns
 // the stream's end, after the tries (settle).
 func (s *clientStream) watchContext() {
-	s.values.Context = s.ctx
 	s.uctx.parent = s.ctx
-	s.uctx.Context, s.uctx.cancel = context.WithCancelCause(&s.values)
+	s.uctx.end, s.uctx.cancel = context.WithCancel(context.Background())
 	s.mu.Lock()
 	s.watched = true
 	s.mu.Unlock()
@@ -414,8 +416,7 @@ func (s *clientStream) settle(ended, tryEnded bool) {
 	s.mu.Lock()
 	if ended && !s.ended {
 		s.ended = true
-		s.endErr, s.endCause = s.ctx.Err(), context.Cause(s.ctx)
-		if s.endErr == nil {
+		if s.endErr = s.ctx.Err(); s.endErr == nil {
 			s.endErr = context.Canceled
 		}
 	}
@@ -426,12 +427,12 @@ func (s *clientStream) settle(ended, tryEnded bool) {
 	if end {
 		s.uended = true
 	}
-	stop, err, cause := s.unwatch, s.endErr, s.endCause
+	stop, err := s.unwatch, s.endErr
 	s.mu.Unlock()
 	if !end {
 		return
 	}
-	s.uctx.end(err, cause)
+	s.uctx.finish(err)
 	if stop != nil {
 		stop()
 	}

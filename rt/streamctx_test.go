@@ -68,12 +68,16 @@ func TestClientStreamContext(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
+			sub, cancelSub := context.WithCancel(cs.Context())
 			why := errors.New("the caller's cause")
 			cancelCause(why)
-			<-cs.Context().Done()
-			if err, cause := cs.Context().Err(), context.Cause(cs.Context()); err != context.Canceled || cause != why {
-				t.Errorf("%s: the canceled stream's context: error %v, cause %v; want Canceled, %v", name, err, cause, why)
+			<-sub.Done()
+			for what, c := range map[string]context.Context{"context": cs.Context(), "derived context": sub} {
+				if err, cause := c.Err(), context.Cause(c); err != context.Canceled || cause != why {
+					t.Errorf("%s: the canceled stream's %s: error %v, cause %v; want Canceled, %v", name, what, err, cause, why)
+				}
 			}
+			cancelSub()
 
 			// The caller's deadline ends a stream that goes on first:
 			// DeadlineExceeded; the context of one that was over by then
@@ -96,12 +100,16 @@ func TestClientStreamContext(t *testing.T) {
 					}
 					t.Fatalf("%s: %v", name, err)
 				}
-				<-long.Context().Done()
-				err = long.Context().Err()
+				// A context derived from the stream's ends with its error.
+				sub, cancelSub := context.WithCancel(long.Context())
+				<-sub.Done()
 				cancel()
-				if err != context.DeadlineExceeded {
-					t.Errorf("%s: the stream's context ended by the deadline: %v, want DeadlineExceeded", name, err)
+				for what, c := range map[string]context.Context{"context": long.Context(), "derived context": sub} {
+					if err := c.Err(); err != context.DeadlineExceeded {
+						t.Errorf("%s: the stream's %s ended by the deadline: %v, want DeadlineExceeded", name, what, err)
+					}
 				}
+				cancelSub()
 				if err := over.Context().Err(); err != context.Canceled {
 					t.Errorf("%s: the context of the stream over before the deadline: %v after it, want Canceled as before", name, err)
 				}
