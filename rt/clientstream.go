@@ -354,8 +354,8 @@ func (s *clientStream) Context() context.Context {
 // for), so that the contexts derived from it and context.AfterFunc wait
 // on that end, and the derived ones end with its error.
 type streamContext struct {
-	parent context.Context // the stream's context
-	end    context.Context // ends when the stream's context does
+	parent context.Context // the stream's context (clientStream.ctx)
+	end    context.Context // c's own end, which finish brings
 	cancel context.CancelFunc
 	err    error // set before cancel
 }
