@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the v1alpha reflection service is deprecated, and tested because tools still call it
+
 package interop_test
 
 import (

@@ -6,13 +6,14 @@
 #    (scripts/zk.sh); both are stopped on exit. YRPC_ZK and
 #    YRPC_ZK_ENSEMBLE(_DIR) point the integration tests at them, and
 #    YRPC_ZK_REQUIRED=1 turns their "no ZooKeeper" skip into a failure.
-# 2. Root module: gofmt check, go vet ./..., go vet and the generator's
+# 2. Root module: gofmt check, go vet ./..., staticcheck ./... (a pinned
+#    release, built by go run), go vet and the generator's
 #    and wire's tests for 32-bit (GOARCH=386, the tests where 386
 #    binaries run), go test -race ./...
 #    (YRPC_TEST_RACE=0 drops -race, e.g. on a slow machine), with GOWORK=off:
 #    the root module alone, with its own go.mod's versions, as users get it.
-# 3. Every nested module (a go.mod below the root): go vet ./... and
-#    go test ./..., in the workspace of ./go.work, so that they build against
+# 3. Every nested module (a go.mod below the root): go vet ./...,
+#    staticcheck ./... and go test ./..., in the workspace of ./go.work, so that they build against
 #    this checkout's root module (their go.mod requires a released version);
 #    bench/ is vetted and its unit tests run with -short, with and without
 #    its yrpc build tag (which run.sh builds with), so that the harness and
@@ -111,6 +112,8 @@ export YRPC_ZK YRPC_ZK_ENSEMBLE YRPC_ZK_ENSEMBLE_DIR YRPC_ZK_REQUIRED=1
 
 race=(-race)
 [[ ${YRPC_TEST_RACE:-1} == 0 ]] && race=()
+# staticcheck's release, pinned; go run builds it once into the build cache.
+staticcheck=(go run honnef.co/go/tools/cmd/staticcheck@v0.8.2)
 
 step "modules: go.work and the nested go.mod files agree"
 scripts/release.sh check
@@ -125,6 +128,8 @@ fi
 
 step "root module: go vet"
 GOWORK=off go vet ./...
+step "root module: staticcheck"
+GOWORK=off "${staticcheck[@]}" ./...
 step "root module: 32-bit (GOARCH=386), where int is 32 bits: go vet, and the generator's and wire's tests"
 GOWORK=off GOARCH=386 go vet ./...
 if GOWORK=off GOARCH=386 go test -run '^$' ./gen >/dev/null 2>&1; then
@@ -144,11 +149,11 @@ export GOWORK=$root/go.work
 
 while IFS= read -r mod; do
 	dir=$(dirname "$mod")
-	step "module $dir: go vet"
-	(cd "$dir" && go vet ./...)
+	step "module $dir: go vet, staticcheck"
+	(cd "$dir" && go vet ./... && "${staticcheck[@]}" ./...)
 	if [[ $dir == ./bench ]]; then
-		step "module $dir: go vet and go test -short, with and without -tags yrpc (the benchmarks are not run here)"
-		(cd "$dir" && go vet -tags yrpc ./... && go test -short ./... "$@" && go test -short -tags yrpc ./... "$@")
+		step "module $dir: go vet, staticcheck and go test -short, with and without -tags yrpc (the benchmarks are not run here)"
+		(cd "$dir" && go vet -tags yrpc ./... && "${staticcheck[@]}" -tags yrpc ./... && go test -short ./... "$@" && go test -short -tags yrpc ./... "$@")
 		continue
 	fi
 	step "module $dir: go test"

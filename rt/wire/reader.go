@@ -361,6 +361,7 @@ var unaryRule = rule{flags: knownFlags, status: true, method: true, body: true}
 
 // streamRules are the rules of the stream types, from TypeStreamOpen on.
 var streamRules = [...]rule{
+	//lint:ignore SA4000 each index is its type's offset from TypeStreamOpen, the first's too
 	TypeStreamOpen - TypeStreamOpen:      {flags: FlagDeadline | FlagMetadata, method: true, id: true},
 	TypeStreamMessage - TypeStreamOpen:   {flags: FlagCompressed, body: true, id: true},
 	TypeStreamHalfClose - TypeStreamOpen: {id: true},

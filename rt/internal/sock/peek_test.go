@@ -141,8 +141,10 @@ func TestAwait(t *testing.T) {
 // The gate lets at most max pollers in.
 func TestSpinGate(t *testing.T) {
 	g := &SpinGate{max: 2}
-	if !g.enter() || !g.enter() {
-		t.Fatal("the first two may enter")
+	for i := range 2 {
+		if !g.enter() {
+			t.Fatalf("poller %d of 2 did not enter", i+1)
+		}
 	}
 	if g.enter() {
 		t.Fatal("a third entered a gate of 2")
